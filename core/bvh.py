@@ -1,0 +1,559 @@
+"""BVH read and write.
+
+Joints are named as Blender's importer names its bones (spaces become `_`, a repeated name gets
+`.001`, names are cut to 63 UTF-8 bytes), so a Clip and an imported armature agree joint for joint.
+Position channels are the joint's local translation and replace its OFFSET; position axes a
+joint lacks are 0 (as in Blender). Rotation channels apply in the order listed, intrinsically:
+`Zrotation Xrotation Yrotation` is Rz Rx Ry acting on column vectors.
+
+Every malformed input raises `BVHError` naming the file and line. The hierarchy is parsed
+iteratively (any nesting depth), the motion block with one bulk numpy call; only when that call
+fails does a per-line pass run, to say which line is wrong.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+import re
+import tempfile
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from . import quat
+from .clip import POSITION_CHANNELS, ROTATION_CHANNELS, Clip, snap_fps
+
+__all__ = ["BVHError", "BVHWarning", "dumps", "load", "loads", "save"]
+
+_CHANNEL_NAMES = {c.lower(): c for c in POSITION_CHANNELS + ROTATION_CHANNELS}
+_MAX_NAME_BYTES = 63  # Blender's MAX_NAME (64) less the terminating NUL
+# Control bytes never found in text (tab, LF, CR excluded): their presence means binary junk.
+_BINARY = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_FRAMES = re.compile(r"^frames\s*:\s*(\S*)\s*$", re.IGNORECASE)
+_FRAME_TIME = re.compile(r"^frame\s*time\s*:\s*(\S*)\s*$", re.IGNORECASE)
+
+
+class BVHError(ValueError):
+    """A malformed BVH file; `path` and `line` (1-based, or None) say where."""
+
+    def __init__(self, message: str, path: str = "<string>", line: int | None = None) -> None:
+        self.path = path
+        self.line = line
+        self.reason = message
+        where = f"{path}, line {line}" if line is not None else path
+        super().__init__(f"{where}: {message}")
+
+
+class BVHWarning(UserWarning):
+    """A BVH file loaded, but something in it looks wrong (e.g. more frames than declared)."""
+
+
+# -- reading ------------------------------------------------------------------------------------
+
+def load(path: str | os.PathLike[str], *, strict: bool = False) -> Clip:
+    """Read a BVH file into a Clip (named after the file's stem)."""
+    data = Path(path).read_bytes()
+    clip = _parse(data, str(path), strict)
+    clip.name = Path(path).stem
+    return clip
+
+
+def loads(text: str | bytes, *, strict: bool = False, source: str = "<string>") -> Clip:
+    """Read BVH text (str or bytes) into a Clip; errors name `source`."""
+    data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+    return _parse(data, source, strict)
+
+
+class _Joint:
+    __slots__ = ("channels", "line", "name", "offset", "parent")
+
+    def __init__(self, name: str, parent: int, line: int) -> None:
+        self.name = name
+        self.parent = parent
+        self.line = line
+        self.offset: list[float] | None = None
+        self.channels: tuple[str, ...] | None = None
+
+
+def _parse(data: bytes, path: str, strict: bool) -> Clip:
+    data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    junk = _BINARY.search(data)
+    if junk:
+        line = data.count(b"\n", 0, junk.start()) + 1
+        raise BVHError(f"binary data (byte 0x{junk.group()[0]:02x}): not a BVH text file", path, line)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        # Some exporters write Latin-1 joint names; control bytes were already refused above.
+        text = data.decode("latin-1")
+    lines = text.split("\n")
+    joints, ends, motion_line = _parse_hierarchy(lines, path)
+    return _parse_motion(lines, motion_line, joints, ends, path, strict)
+
+
+def _parse_hierarchy(lines: list[str], path: str) -> tuple[list[_Joint], list[tuple[int, list[float]]], int]:
+    """Joints, End Sites (parent, offset) and the index of the MOTION line."""
+    joints: list[_Joint] = []
+    ends: list[tuple[int, list[float]]] = []
+    # Open blocks: ("joint", index) or ("end", end index). Iterative, so nesting has no limit.
+    stack: list[tuple[str, int]] = []
+    expect_brace: tuple[str, int] | None = None
+    seen_hierarchy = False
+    n = len(lines)
+    i = 0
+    while i < n:
+        tokens = lines[i].split()
+        lineno = i + 1
+        i += 1
+        if not tokens:
+            continue
+        key = tokens[0].lower()
+        if not seen_hierarchy:
+            if key != "hierarchy" or len(tokens) != 1:
+                raise BVHError(f"expected HIERARCHY, found {_show(lines[i - 1])}", path, lineno)
+            seen_hierarchy = True
+            continue
+        if expect_brace is not None:
+            if tokens != ["{"]:
+                raise BVHError(f"expected '{{' to open the block, found {_show(lines[i - 1])}", path, lineno)
+            stack.append(expect_brace)
+            expect_brace = None
+            continue
+        if key in ("root", "joint"):
+            if key == "root" and stack:
+                raise BVHError("ROOT inside another joint (missing '}'?)", path, lineno)
+            if key == "joint" and (not stack or stack[-1][0] != "joint"):
+                raise BVHError("JOINT outside a joint block", path, lineno)
+            name_tokens = tokens[1:]
+            opens = bool(name_tokens) and name_tokens[-1] == "{"
+            if opens:
+                name_tokens = name_tokens[:-1]
+            if not name_tokens:
+                raise BVHError(f"{tokens[0]} without a name", path, lineno)
+            parent = stack[-1][1] if stack else -1
+            joints.append(_Joint("_".join(name_tokens), parent, lineno))
+            block = ("joint", len(joints) - 1)
+            if opens:
+                stack.append(block)
+            else:
+                expect_brace = block
+        elif key == "end":
+            if len(tokens) < 2 or tokens[1].lower() != "site":
+                raise BVHError(f"expected 'End Site', found {_show(lines[i - 1])}", path, lineno)
+            if not stack or stack[-1][0] != "joint":
+                raise BVHError("End Site outside a joint block", path, lineno)
+            ends.append((stack[-1][1], []))
+            block = ("end", len(ends) - 1)
+            if tokens[-1] == "{":
+                stack.append(block)
+            else:
+                expect_brace = block
+        elif key == "offset":
+            if not stack:
+                raise BVHError("OFFSET outside a joint block", path, lineno)
+            offset = _numbers(tokens[1:], 3, "OFFSET", path, lineno)
+            kind, idx = stack[-1]
+            if kind == "end":
+                if ends[idx][1]:
+                    raise BVHError("second OFFSET in one End Site", path, lineno)
+                ends[idx] = (ends[idx][0], offset)
+            else:
+                if joints[idx].offset is not None:
+                    raise BVHError(f"second OFFSET for joint {joints[idx].name!r}", path, lineno)
+                joints[idx].offset = offset
+        elif key == "channels":
+            if not stack or stack[-1][0] != "joint":
+                raise BVHError("CHANNELS outside a joint block", path, lineno)
+            joint = joints[stack[-1][1]]
+            if joint.channels is not None:
+                raise BVHError(f"second CHANNELS for joint {joint.name!r}", path, lineno)
+            joint.channels = _channels(tokens, path, lineno)
+        elif key == "}":
+            if len(tokens) != 1:
+                raise BVHError(f"unexpected text after '}}': {_show(lines[i - 1])}", path, lineno)
+            if not stack:
+                raise BVHError("'}' without an open block", path, lineno)
+            kind, idx = stack.pop()
+            if kind == "end" and not ends[idx][1]:
+                raise BVHError("End Site without an OFFSET", path, lineno)
+            if kind == "joint" and joints[idx].offset is None:
+                raise BVHError(f"joint {joints[idx].name!r} has no OFFSET", path, joints[idx].line)
+        elif key == "motion":
+            if len(tokens) != 1:
+                raise BVHError(f"unexpected text after MOTION: {_show(lines[i - 1])}", path, lineno)
+            if stack:
+                kind, idx = stack[-1]
+                what = f"joint {joints[idx].name!r}" if kind == "joint" else "an End Site"
+                raise BVHError(f"MOTION before the block of {what} is closed (missing '}}')", path, lineno)
+            if not joints:
+                raise BVHError("MOTION before any ROOT", path, lineno)
+            return joints, ends, i - 1
+        else:
+            raise BVHError(f"unknown keyword {tokens[0]!r}", path, lineno)
+    if not seen_hierarchy:
+        raise BVHError("empty file: expected HIERARCHY", path, None)
+    if expect_brace is not None or stack:
+        raise BVHError("file ends inside the HIERARCHY (truncated?)", path, n)
+    raise BVHError("no MOTION section (truncated?)", path, n)
+
+
+def _show(line: str) -> str:
+    text = line.strip()
+    return repr(text if len(text) <= 40 else text[:37] + "...")
+
+
+def _numbers(tokens: Sequence[str], count: int, what: str, path: str, lineno: int) -> list[float]:
+    if len(tokens) != count:
+        raise BVHError(f"{what} needs {count} numbers, found {len(tokens)}", path, lineno)
+    values = []
+    for tok in tokens:
+        try:
+            v = float(tok)
+        except ValueError:
+            raise BVHError(f"{what}: {tok!r} is not a number", path, lineno) from None
+        if not math.isfinite(v):
+            raise BVHError(f"{what}: {tok!r} is not a finite number", path, lineno)
+        values.append(v)
+    return values
+
+
+def _channels(tokens: list[str], path: str, lineno: int) -> tuple[str, ...]:
+    if len(tokens) < 2 or not tokens[1].isdigit():
+        raise BVHError("CHANNELS needs a count, then the channel names", path, lineno)
+    count = int(tokens[1])
+    names = tokens[2:]
+    if count != len(names):
+        raise BVHError(f"CHANNELS declares {count} channels but names {len(names)}", path, lineno)
+    channels = []
+    for name in names:
+        canonical = _CHANNEL_NAMES.get(name.lower())
+        if canonical is None:
+            raise BVHError(f"unknown channel {name!r}", path, lineno)
+        if canonical in channels:
+            raise BVHError(f"channel {canonical} listed twice", path, lineno)
+        channels.append(canonical)
+    return tuple(channels)
+
+
+def _frames_header(lines: list[str], start: int, path: str) -> tuple[int, float, int]:
+    """(declared frames, frame time, index of the first motion line) after MOTION."""
+    i = start + 1
+    while i < len(lines) and not lines[i].strip():
+        i += 1
+    if i >= len(lines):
+        raise BVHError("file ends after MOTION: expected 'Frames:'", path, len(lines))
+    m = _FRAMES.match(lines[i].strip())
+    if not m:
+        raise BVHError(f"expected 'Frames: <count>', found {_show(lines[i])}", path, i + 1)
+    if not m.group(1).isdigit():
+        raise BVHError(f"Frames: {m.group(1)!r} is not a whole number", path, i + 1)
+    declared = int(m.group(1))
+    i += 1
+    while i < len(lines) and not lines[i].strip():
+        i += 1
+    if i >= len(lines) or not _FRAME_TIME.match(lines[i].strip()):
+        found = _show(lines[i]) if i < len(lines) else "the end of the file"
+        raise BVHError(f"missing 'Frame Time: <seconds>' (found {found})", path, min(i + 1, len(lines)))
+    value = _FRAME_TIME.match(lines[i].strip()).group(1)  # type: ignore[union-attr]
+    try:
+        frame_time = float(value)
+    except ValueError:
+        raise BVHError(f"Frame Time {value!r} is not a number", path, i + 1) from None
+    if not (frame_time > 0 and math.isfinite(frame_time)):
+        raise BVHError(f"Frame Time must be a positive number of seconds, not {value}", path, i + 1)
+    return declared, frame_time, i + 1
+
+
+def _parse_motion(lines: list[str], motion_line: int, joints: list[_Joint],
+                  ends: list[tuple[int, list[float]]], path: str, strict: bool) -> Clip:
+    declared, frame_time, first = _frames_header(lines, motion_line, path)
+    channels = [j.channels or () for j in joints]
+    n_channels = sum(len(c) for c in channels)
+    body = lines[first:]
+    if n_channels == 0:
+        values = np.zeros((declared, 0))
+    else:
+        values = _motion_values(body, first, n_channels, path)
+    frames = values.shape[0]
+    if frames < declared:
+        last = _last_content_line(lines)
+        raise BVHError(f"Frames: declares {declared} frames but the file holds {frames} (truncated?)",
+                       path, last)
+    if frames > declared:
+        row_line = first + _content_line_indices(body)[declared] + 1
+        message = f"Frames: declares {declared} frames but the file holds {frames}"
+        if strict:
+            raise BVHError(message, path, row_line)
+        warnings.warn(f"{path}, line {row_line}: {message}; loading all of them", BVHWarning,
+                      stacklevel=4)
+    return _build_clip(joints, ends, channels, values, frame_time)
+
+
+def _motion_values(body: list[str], first: int, n_channels: int, path: str) -> np.ndarray:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "input contained no data" for Frames: 0
+            values = np.loadtxt(io.StringIO("\n".join(body)), dtype=np.float64, comments=None,
+                                ndmin=2)
+    except ValueError:
+        values = None
+    if values is not None and values.size == 0:
+        return np.zeros((0, n_channels))
+    if values is None or values.shape[1] != n_channels or not np.isfinite(values).all():
+        _diagnose_motion(body, first, n_channels, path)
+        raise AssertionError("motion block failed to parse but no line was found at fault")
+    return values
+
+
+def _diagnose_motion(body: list[str], first: int, n_channels: int, path: str) -> None:
+    """Raise BVHError for the first bad motion line (the slow path, run only on failure)."""
+    for k, line in enumerate(body):
+        tokens = line.split()
+        if not tokens:
+            continue
+        lineno = first + k + 1
+        if len(tokens) != n_channels:
+            raise BVHError(f"frame line has {len(tokens)} values; the CHANNELS declare {n_channels}",
+                           path, lineno)
+        for tok in tokens:
+            try:
+                v = float(tok)
+            except ValueError:
+                raise BVHError(f"{_show(tok)} is not a number", path, lineno) from None
+            if not math.isfinite(v):
+                raise BVHError(f"{_show(tok)} is not a finite number", path, lineno)
+            # float() takes what numpy does not (e.g. "1_0"); refuse it here too.
+            if "_" in tok:
+                raise BVHError(f"{_show(tok)} is not a number", path, lineno)
+
+
+def _content_line_indices(body: list[str]) -> list[int]:
+    return [k for k, line in enumerate(body) if line.strip()]
+
+
+def _last_content_line(lines: list[str]) -> int:
+    for k in range(len(lines) - 1, -1, -1):
+        if lines[k].strip():
+            return k + 1
+    return len(lines)
+
+
+def _build_clip(joints: list[_Joint], ends: list[tuple[int, list[float]]],
+                channels: list[tuple[str, ...]], values: np.ndarray, frame_time: float) -> Clip:
+    T, J = values.shape[0], len(joints)
+    offsets = np.array([j.offset for j in joints], dtype=np.float64).reshape(J, 3)
+    positions = np.repeat(offsets[None], T, axis=0)
+    rotations = np.empty((T, J, 4))
+    rotations[...] = quat.identity()
+    # Joints grouped by rotation order, so each order is one vectorized conversion.
+    by_order: dict[str, tuple[list[int], list[int]]] = {}
+    col = 0
+    for j, chans in enumerate(channels):
+        pos_axes = [c for c in chans if c in POSITION_CHANNELS]
+        if pos_axes:
+            positions[:, j] = 0.0
+        rot_cols, order = [], ""
+        for c in chans:
+            if c in POSITION_CHANNELS:
+                positions[:, j, POSITION_CHANNELS.index(c)] = values[:, col]
+            else:
+                rot_cols.append(col)
+                order += c[0]
+            col += 1
+        if order:
+            group = by_order.setdefault(order, ([], []))
+            group[0].append(j)
+            group[1].extend(rot_cols)
+    for order, (js, cols) in by_order.items():
+        angles = np.radians(values[:, cols].reshape(T, len(js), len(order)))
+        rotations[:, js] = _euler_to_quat(angles, order)
+    end_parents = [p for p, _ in ends]
+    end_offsets = np.array([o for _, o in ends], dtype=np.float64).reshape(len(ends), 3)
+    return Clip(_blender_names([j.name for j in joints]), [j.parent for j in joints], offsets,
+                rotations, positions, snap_fps(frame_time), channels=channels,
+                end_parents=end_parents, end_offsets=end_offsets)
+
+
+def _euler_to_quat(angles: np.ndarray, order: str) -> np.ndarray:
+    """Rotation channels (any count 1-3, any order) to quaternions: product in channel order."""
+    if len(order) == 3:
+        return quat.from_euler(angles, order)
+    q = _axis_quat(angles[..., 0], order[0])
+    for k in range(1, len(order)):
+        q = quat.mul(q, _axis_quat(angles[..., k], order[k]))
+    return q
+
+
+def _axis_quat(angle: np.ndarray, axis: str) -> np.ndarray:
+    q = np.zeros(angle.shape + (4,))
+    q[..., 0] = np.cos(angle / 2)
+    q[..., 1 + "XYZ".index(axis)] = np.sin(angle / 2)
+    return q
+
+
+def _blender_names(raw: list[str]) -> list[str]:
+    """Bone names as Blender's importer makes them: cut to 63 UTF-8 bytes, repeats get .001."""
+    names: list[str] = []
+    taken: set[str] = set()
+    for name in raw:
+        name = _cut_bytes(name, _MAX_NAME_BYTES)
+        if name in taken:
+            base = name
+            m = re.match(r"^(.*)\.(\d{3,})$", name)
+            if m:
+                base = m.group(1)
+            k = 1
+            while True:
+                suffix = f".{k:03d}"
+                candidate = _cut_bytes(base, _MAX_NAME_BYTES - len(suffix)) + suffix
+                if candidate not in taken:
+                    name = candidate
+                    break
+                k += 1
+        taken.add(name)
+        names.append(name)
+    return names
+
+
+def _cut_bytes(name: str, limit: int) -> str:
+    encoded = name.encode("utf-8")
+    if len(encoded) <= limit:
+        return name
+    return encoded[:limit].decode("utf-8", errors="ignore")
+
+
+# -- writing ------------------------------------------------------------------------------------
+
+def save(clip: Clip, path: str | os.PathLike[str]) -> None:
+    """Write `clip` to a BVH file atomically (a temp file renamed into place)."""
+    text = dumps(clip)
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def dumps(clip: Clip) -> str:
+    """BVH text for `clip`: the channels it was read with, digits enough to round-trip to 1e-9.
+
+    A joint is promoted to more channels only when its motion cannot be written with the ones it
+    has (a rotation about an axis it lacks, a translation where it has no position channels).
+    """
+    J, T = clip.n_joints, clip.n_frames
+    layouts = [_save_layout(clip, j) for j in range(J)]
+    order = _depth_first(clip.parents)
+    columns: list[np.ndarray] = []
+    for j in order:
+        columns.extend(layouts[j][1])
+    out = ["HIERARCHY"]
+    kids: list[list[int]] = [[] for _ in range(J)]
+    for j in order:
+        if clip.parents[j] >= 0:
+            kids[clip.parents[j]].append(j)
+    end_sites: list[list[int]] = [[] for _ in range(J)]
+    for e, p in enumerate(clip.end_parents):
+        end_sites[p].append(e)
+    # Iterative walk: ("open", j) writes the joint and queues its children; ("close", depth).
+    stack: list[tuple[str, int, int]] = [("open", j, 0) for j in reversed(order) if clip.parents[j] < 0]
+    while stack:
+        action, j, depth = stack.pop()
+        tab = "\t" * depth
+        if action == "close":
+            out.append(f"{tab}}}")
+            continue
+        out.append(f"{tab}{'ROOT' if clip.parents[j] < 0 else 'JOINT'} {clip.names[j]}")
+        out.append(f"{tab}{{")
+        out.append(f"{tab}\tOFFSET {_fmt_row(clip.offsets[j])}")
+        chans = layouts[j][0]
+        out.append(f"{tab}\tCHANNELS {len(chans)}{''.join(' ' + c for c in chans)}")
+        for e in end_sites[j]:
+            out += [f"{tab}\tEnd Site", f"{tab}\t{{", f"{tab}\t\tOFFSET {_fmt_row(clip.end_offsets[e])}",
+                    f"{tab}\t}}"]
+        stack.append(("close", j, depth))
+        stack.extend(("open", k, depth + 1) for k in reversed(kids[j]))
+    out.append("MOTION")
+    out.append(f"Frames: {T}")
+    out.append(f"Frame Time: {1.0 / clip.fps:.15g}")
+    if columns:
+        table = np.stack(columns, axis=1)
+        fmt = " ".join(["%.12g"] * table.shape[1])
+        out.extend(fmt % tuple(row) for row in table.tolist())
+    else:
+        out.extend([""] * T)
+    return "\n".join(out) + "\n"
+
+
+def _fmt_row(values: np.ndarray) -> str:
+    return " ".join(f"{v:.12g}" for v in values.tolist())
+
+
+def _depth_first(parents: np.ndarray) -> list[int]:
+    kids: list[list[int]] = [[] for _ in range(len(parents))]
+    roots = []
+    for j, p in enumerate(parents):
+        (kids[p] if p >= 0 else roots).append(j)
+    order: list[int] = []
+    stack = roots[::-1]
+    while stack:
+        j = stack.pop()
+        order.append(j)
+        stack.extend(reversed(kids[j]))
+    return order
+
+
+def _save_layout(clip: Clip, j: int) -> tuple[tuple[str, ...], list[np.ndarray]]:
+    """(channel names, value columns) to write for joint j."""
+    chans = clip.channels[j]
+    pos = clip.positions[:, j]
+    scale = max(1.0, float(np.abs(clip.offsets[j]).max()), float(np.abs(pos).max(initial=0.0)))
+    tol = 1e-12 * scale
+    pos_names = [c for c in chans if c in POSITION_CHANNELS]
+    rot_order = "".join(c[0] for c in chans if c in ROTATION_CHANNELS)
+    if pos_names:
+        missing = [a for a in range(3) if POSITION_CHANNELS[a] not in pos_names]
+        if missing and np.abs(pos[:, missing]).max(initial=0.0) > tol:
+            pos_names = list(POSITION_CHANNELS)
+    elif np.abs(pos - clip.offsets[j]).max(initial=0.0) > tol:
+        pos_names = list(POSITION_CHANNELS)
+    rot_order, angles = _rotation_layout(clip.rotations[:, j], rot_order)
+    # Keep the file's channel order when nothing was promoted; promoted channels go
+    # positions first, then rotations, as most files write them.
+    wanted = set(pos_names) | {f"{a}rotation" for a in rot_order}
+    if wanted == set(chans):
+        names = tuple(chans)
+    else:
+        names = tuple(pos_names) + tuple(f"{a}rotation" for a in rot_order)
+    cols = []
+    for c in names:
+        if c in POSITION_CHANNELS:
+            cols.append(pos[:, POSITION_CHANNELS.index(c)])
+        else:
+            cols.append(np.degrees(angles[:, rot_order.index(c[0])]))
+    return names, cols
+
+
+def _rotation_layout(q: np.ndarray, order: str) -> tuple[str, np.ndarray]:
+    """(rotation order to write, angles [T, len(order)] in radians) for one joint's rotations."""
+    if len(order) == 3:
+        return order, quat.to_euler(q, order)
+    full = order + "".join(a for a in "ZXY" if a not in order)
+    angles = quat.to_euler(q, full) if len(q) else np.zeros((0, 3))
+    if np.abs(angles[:, len(order):]).max(initial=0.0) <= 1e-12:
+        return order, angles[:, :len(order)]
+    return full, angles

@@ -1,0 +1,341 @@
+"""The Clip: one take of skeletal motion in BVH conventions.
+
+Local joint rotations are (w, x, y, z) quaternions `[T, J, 4]`, local translations `[T, J, 3]`,
+in the file's own units and axes. Time is in seconds at every boundary; frames are indices.
+Facts a caller may know better than any guess (which joint carries the motion, which way is up
+and forward, the unit, where the captured motion starts) are computed on first use and can be
+overridden by assignment or by the constructor.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import quat, skeleton, units
+
+POSITION_CHANNELS = ("Xposition", "Yposition", "Zposition")
+ROTATION_CHANNELS = ("Xrotation", "Yrotation", "Zrotation")
+DEFAULT_ROOT_CHANNELS = ("Xposition", "Yposition", "Zposition", "Zrotation", "Xrotation", "Yrotation")
+DEFAULT_JOINT_CHANNELS = ("Zrotation", "Xrotation", "Yrotation")
+
+# Frame rates mocap is recorded and exported at; a Frame Time within 1e-4 (relative) of one of
+# these is that rate (".0083333" is 120 fps, not 120.0005 fps).
+COMMON_FPS = (24.0, 25.0, 30.0, 48.0, 50.0, 60.0, 72.0, 90.0, 100.0, 120.0, 125.0, 144.0, 150.0,
+              180.0, 200.0, 240.0, 250.0, 300.0, 360.0, 480.0, 500.0, 960.0, 1000.0,
+              23.976, 29.97, 59.94, 119.88)
+
+
+class SkeletonMismatch(ValueError):
+    """Two clips do not share one skeleton (joint names and parents)."""
+
+
+def snap_fps(frame_time: float) -> float:
+    """Frames per second from a BVH Frame Time, snapped to a common rate or a whole number when
+    within 1e-4 relative (files print Frame Time with few digits)."""
+    fps = 1.0 / frame_time
+    for rate in COMMON_FPS:
+        if abs(fps - rate) <= 1e-4 * rate:
+            return rate
+    whole = round(fps)
+    if whole > 0 and abs(fps - whole) <= 1e-4 * whole:
+        return float(whole)
+    return fps
+
+
+class Clip:
+    """Skeletal motion: joints (names, parents, offsets, channels), frames, fps and events."""
+
+    def __init__(
+        self,
+        names: Sequence[str],
+        parents: Sequence[int] | np.ndarray,
+        offsets: np.ndarray,
+        rotations: np.ndarray,
+        positions: np.ndarray | None = None,
+        fps: float = 30.0,
+        *,
+        channels: Sequence[Sequence[str]] | None = None,
+        end_parents: Sequence[int] | np.ndarray | None = None,
+        end_offsets: np.ndarray | None = None,
+        events: Mapping[str, Any] | None = None,
+        loop: bool = False,
+        name: str = "",
+        root: int | None = None,
+        up: Sequence[float] | np.ndarray | None = None,
+        forward: Sequence[float] | np.ndarray | None = None,
+        meters_per_unit: float | None = None,
+        motion_start: int | None = None,
+    ) -> None:
+        self.names = list(names)
+        J = len(self.names)
+        self.parents = np.asarray(parents, dtype=np.int64).reshape(-1)
+        if self.parents.shape != (J,):
+            raise ValueError(f"parents has {self.parents.size} entries for {J} joints")
+        if np.any(self.parents >= np.arange(J)) or np.any(self.parents < -1):
+            raise ValueError("parents must list each joint after its parent (parents[j] < j, roots -1)")
+        self.offsets = _float_array(offsets, (J, 3), "offsets")
+        self.rotations = _float_array(rotations, (None, J, 4), "rotations")
+        T = self.rotations.shape[0]
+        if positions is None:
+            positions = np.broadcast_to(self.offsets, (T, J, 3))
+        self.positions = _float_array(positions, (T, J, 3), "positions")
+        if not (fps > 0 and math.isfinite(fps)):
+            raise ValueError(f"fps must be positive and finite, not {fps}")
+        self.fps = float(fps)
+        if channels is None:
+            channels = [DEFAULT_ROOT_CHANNELS if p < 0 else DEFAULT_JOINT_CHANNELS for p in self.parents]
+        self.channels = [tuple(c) for c in channels]
+        if len(self.channels) != J:
+            raise ValueError(f"channels has {len(self.channels)} entries for {J} joints")
+        self.end_parents = np.asarray([] if end_parents is None else end_parents, dtype=np.int64).reshape(-1)
+        E = self.end_parents.size
+        self.end_offsets = _float_array(np.zeros((0, 3)) if end_offsets is None else end_offsets,
+                                        (E, 3), "end_offsets")
+        self.events: dict[str, np.ndarray] = {
+            k: np.asarray(v, dtype=np.float64).reshape(-1) for k, v in (events or {}).items()}
+        self.loop = bool(loop)
+        self.name = name
+        self._root = root
+        self._up = None if up is None else _unit(up)
+        self._forward = None if forward is None else _unit(forward)
+        self._meters_per_unit = meters_per_unit
+        self._motion_start = motion_start
+
+    # -- sizes and time ---------------------------------------------------------------------
+    @property
+    def n_frames(self) -> int:
+        return int(self.rotations.shape[0])
+
+    @property
+    def n_joints(self) -> int:
+        return len(self.names)
+
+    @property
+    def dt(self) -> float:
+        return 1.0 / self.fps
+
+    @property
+    def duration(self) -> float:
+        """Seconds from the first to the last frame: (T - 1) / fps."""
+        return max(self.n_frames - 1, 0) / self.fps
+
+    @property
+    def times(self) -> np.ndarray:
+        """[T] frame times in seconds."""
+        return np.arange(self.n_frames) / self.fps
+
+    def frame(self, seconds: float) -> int:
+        """Nearest frame index to a time in seconds (clamped to the clip)."""
+        return int(min(max(round(seconds * self.fps), 0), max(self.n_frames - 1, 0)))
+
+    # -- overridable facts ------------------------------------------------------------------
+    @property
+    def root(self) -> int:
+        """Index of the motion root: the first joint whose position channels move, so a static
+        dummy ROOT above the hips is skipped."""
+        if self._root is None:
+            self._root = self._find_root()
+        return self._root
+
+    @root.setter
+    def root(self, value: int) -> None:
+        self._root = int(value)
+
+    @property
+    def up(self) -> np.ndarray:
+        """Unit up vector in clip space (default +Y, as BVH files are written)."""
+        return np.array([0.0, 1.0, 0.0]) if self._up is None else self._up.copy()
+
+    @up.setter
+    def up(self, value: Sequence[float] | np.ndarray) -> None:
+        self._up = _unit(value)
+
+    @property
+    def forward(self) -> np.ndarray:
+        """Unit horizontal facing of the rest pose: perpendicular to the left->right hip line."""
+        if self._forward is None:
+            self._forward = self._find_forward()
+        return self._forward.copy()
+
+    @forward.setter
+    def forward(self, value: Sequence[float] | np.ndarray) -> None:
+        self._forward = _unit(value)
+
+    @property
+    def height(self) -> float:
+        """Skeleton height in file units: bone lengths from toe tip to head top (see skeleton.height)."""
+        return skeleton.height(self.parents, self.offsets, self.end_parents, self.end_offsets, self.up)
+
+    @property
+    def meters_per_unit(self) -> float:
+        """Meters per file unit, guessed from skeleton height unless set."""
+        if self._meters_per_unit is None:
+            self._meters_per_unit = units.guess_meters_per_unit(self.height)
+        return self._meters_per_unit
+
+    @meters_per_unit.setter
+    def meters_per_unit(self, value: float) -> None:
+        self._meters_per_unit = float(value)
+
+    @property
+    def motion_start(self) -> int:
+        """First captured frame: 1 when frame 0 is a converter T-pose (its pose step to frame 1 is
+        more than 3x the clip's 99th-percentile step), else 0."""
+        if self._motion_start is None:
+            self._motion_start = self._find_motion_start()
+        return self._motion_start
+
+    @motion_start.setter
+    def motion_start(self, value: int) -> None:
+        self._motion_start = int(value)
+
+    def legs(self) -> tuple[list[int], list[int]] | None:
+        """(left, right) leg chains below the motion root, hip side first, toes last."""
+        return skeleton.legs(self.names, self.parents, self.offsets, self.up, self.root)
+
+    def _find_root(self) -> int:
+        if self.n_frames == 0 or self.n_joints == 0:
+            return 0
+        has_pos = [j for j, ch in enumerate(self.channels) if any(c in POSITION_CHANNELS for c in ch)]
+        for j in has_pos:
+            if np.any(self.positions[:, j] != self.positions[:1, j]):
+                return j
+        return has_pos[0] if has_pos else 0
+
+    def _find_forward(self) -> np.ndarray:
+        up = self.up
+        legs = self.legs()
+        if legs is not None:
+            across = skeleton.hip_line(self.parents, self.offsets, *legs)
+            fwd = np.cross(up, across)
+            fwd -= up * (fwd @ up)
+            if np.linalg.norm(fwd) > 1e-9 * max(self.height, 1e-300):
+                return fwd / np.linalg.norm(fwd)
+        # No legs to go by: the horizontal axis nearest +Z (BVH's customary facing), else +X.
+        for axis in ([0.0, 0.0, 1.0], [1.0, 0.0, 0.0]):
+            fwd = np.array(axis) - up * (np.array(axis) @ up)
+            if np.linalg.norm(fwd) > 1e-6:
+                return fwd / np.linalg.norm(fwd)
+        raise AssertionError("unreachable: two axes cannot both be parallel to up")
+
+    def _find_motion_start(self) -> int:
+        if self.n_frames < 3:
+            return 0
+        # Mean joint angle per frame step: robust to the odd thumb that flips 180 degrees, while a
+        # converter T-pose moves most joints 80+ degrees at once.
+        step = quat.angle(self.rotations[1:], self.rotations[:-1]).mean(axis=-1)
+        return int(step[0] > 3.0 * np.percentile(step, 99))
+
+    # -- motion -----------------------------------------------------------------------------
+    def fk(self) -> tuple[np.ndarray, np.ndarray]:
+        """World (rotations [T, J, 4], positions [T, J, 3]) in file units and axes."""
+        return quat.fk(self.rotations, self.positions, self.parents)
+
+    def end_site_positions(self, world_rot: np.ndarray, world_pos: np.ndarray) -> np.ndarray:
+        """[T, E, 3] world positions of the End Sites, given fk() output."""
+        p = self.end_parents
+        return world_pos[:, p] + quat.mul_vec(world_rot[:, p], self.end_offsets)
+
+    # -- copies and slices ------------------------------------------------------------------
+    def replace(self, **changes: Any) -> Clip:
+        """A copy with some constructor arguments changed; overrides carry over unless changed.
+
+        Motion arrays are copied, so the new clip never aliases this one.
+        """
+        args: dict[str, Any] = {
+            "names": self.names, "parents": self.parents, "offsets": self.offsets.copy(),
+            "rotations": self.rotations.copy(), "positions": self.positions.copy(), "fps": self.fps,
+            "channels": self.channels, "end_parents": self.end_parents.copy(),
+            "end_offsets": self.end_offsets.copy(),
+            "events": {k: v.copy() for k, v in self.events.items()}, "loop": self.loop,
+            "name": self.name, "root": self._root, "up": self._up, "forward": self._forward,
+            "meters_per_unit": self._meters_per_unit, "motion_start": self._motion_start,
+        }
+        unknown = set(changes) - set(args)
+        if unknown:
+            raise TypeError(f"Clip has no argument {sorted(unknown)[0]!r}")
+        args.update(changes)
+        return Clip(**args)
+
+    def copy(self) -> Clip:
+        return self.replace()
+
+    def __getitem__(self, frames: slice) -> Clip:
+        """Frames by slice (`clip[10:50]`, `clip[::4]`): events inside the range are kept, with
+        times shifted to the new first frame; a step divides the fps."""
+        if not isinstance(frames, slice):
+            raise TypeError("index a Clip with a slice of frames, e.g. clip[10:50]")
+        start, stop, step = frames.indices(self.n_frames)
+        if step <= 0:
+            raise ValueError("clip slices must step forward")
+        kept = range(start, stop, step)
+        t0 = start / self.fps
+        t1 = (kept[-1] if len(kept) else start) / self.fps
+        events = {k: v[(v >= t0 - 1e-9) & (v <= t1 + 1e-9)] - t0 for k, v in self.events.items()}
+        motion_start = max(0, -(-(self.motion_start - start) // step)) if len(kept) else 0
+        return self.replace(
+            rotations=self.rotations[start:stop:step].copy(),
+            positions=self.positions[start:stop:step].copy(),
+            fps=self.fps / step, events=events, loop=False, motion_start=motion_start,
+            root=self.root)
+
+    def time_slice(self, start: float, stop: float | None = None) -> Clip:
+        """Frames from `start` to `stop` seconds, both included (nearest frames)."""
+        a = self.frame(start)
+        b = self.n_frames - 1 if stop is None else self.frame(stop)
+        return self[a:b + 1]
+
+    def scaled(self, factor: float) -> Clip:
+        """A copy with all lengths multiplied by `factor` (meters_per_unit divided by it)."""
+        return self.replace(
+            offsets=self.offsets * factor, positions=self.positions * factor,
+            end_offsets=self.end_offsets * factor,
+            meters_per_unit=self.meters_per_unit / factor)
+
+    # -- skeleton compatibility -------------------------------------------------------------
+    def check_compatible(self, other: Clip) -> None:
+        """Raise SkeletonMismatch naming the first joint where names or parents differ."""
+        for j in range(max(self.n_joints, other.n_joints)):
+            if j >= self.n_joints or j >= other.n_joints:
+                extra = other.names[j] if j >= self.n_joints else self.names[j]
+                raise SkeletonMismatch(
+                    f"skeletons differ at joint {j} ({extra!r}): {self.n_joints} joints vs "
+                    f"{other.n_joints}")
+            a_parent = self.names[self.parents[j]] if self.parents[j] >= 0 else None
+            b_parent = other.names[other.parents[j]] if other.parents[j] >= 0 else None
+            if self.names[j] != other.names[j] or a_parent != b_parent:
+                raise SkeletonMismatch(
+                    f"skeletons differ at joint {j}: {self.names[j]!r} (parent {a_parent!r}) vs "
+                    f"{other.names[j]!r} (parent {b_parent!r})")
+
+    def compatible(self, other: Clip) -> bool:
+        try:
+            self.check_compatible(other)
+        except SkeletonMismatch:
+            return False
+        return True
+
+    def __repr__(self) -> str:
+        label = f"{self.name!r}, " if self.name else ""
+        return (f"Clip({label}{self.n_joints} joints, {self.n_frames} frames at {self.fps:g} fps, "
+                f"{len(self.events)} event tracks{', loop' if self.loop else ''})")
+
+
+def _float_array(x: Any, shape: tuple[int | None, ...], what: str) -> np.ndarray:
+    a = np.ascontiguousarray(np.asarray(x, dtype=np.float64))
+    if a.ndim != len(shape) or any(s is not None and s != n for s, n in zip(shape, a.shape, strict=True)):
+        want = "[" + ", ".join("T" if s is None else str(s) for s in shape) + "]"
+        raise ValueError(f"{what} has shape {list(a.shape)}, expected {want}")
+    return a
+
+
+def _unit(v: Sequence[float] | np.ndarray) -> np.ndarray:
+    a = np.asarray(v, dtype=np.float64).reshape(3)
+    n = float(np.linalg.norm(a))
+    if not (n > 0 and math.isfinite(n)):
+        raise ValueError(f"not a direction: {list(a)}")
+    return a / n

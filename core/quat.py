@@ -1,0 +1,381 @@
+"""Quaternions as (w, x, y, z) float64 arrays of shape `[..., 4]`, Hamilton product, column vectors.
+
+`mul(q, p)` rotates by p then q: R(mul(q, p)) = R(q) R(p). Every function broadcasts over the
+leading dimensions, so one call handles a pose `[J, 4]`, a clip `[T, J, 4]` or any batch.
+Euler angles are radians and intrinsic, in BVH channel order: order "ZXY" with angles
+(a0, a1, a2) is Rz(a0) Rx(a1) Ry(a2), the same as scipy's uppercase `from_euler("ZXY", ...)`.
+Inputs are assumed to be unit quaternions unless a docstring says otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+Array = npt.NDArray[np.float64]
+
+_AXES = {"X": 0, "Y": 1, "Z": 2}
+
+# Below this sine of the half angle the series forms are exact to double precision, and they
+# avoid 0/0 at the identity.
+_SMALL = 1e-8
+
+# |cos(middle)| (Tait-Bryan) or |sin(middle)| (proper Euler) under which to_euler treats the
+# pose as gimbal-locked. Matrix entries carry ~1e-16 noise, so exact-lock inputs land well
+# below it; the lock branch's rebuild error is bounded by pi times this value.
+_LOCK = 1e-14
+
+# |u + v| under which between() treats u and v as opposite: the shortest arc's axis is then
+# ill-conditioned (axis error ~ 1e-16 / |u + v|), so balance it against the fallback's error.
+_OPPOSITE = 1e-8
+
+
+def _f(x: npt.ArrayLike) -> Array:
+    return np.asarray(x, dtype=np.float64)
+
+
+def _mul_c(
+    aw: Array, ax: Array, ay: Array, az: Array, bw: Array, bx: Array, by: Array, bz: Array
+) -> tuple[Array, Array, Array, Array]:
+    """Hamilton product on unpacked components (w, x, y, z) of a and b."""
+    return (
+        aw * bw - ax * bx - ay * by - az * bz,
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw,
+    )
+
+
+def _rot_c(
+    qw: Array, qx: Array, qy: Array, qz: Array, vx: Array, vy: Array, vz: Array
+) -> tuple[Array, Array, Array]:
+    """R(q) v on unpacked components: v + w t + u x t with t = 2 u x v (u = vector part of q)."""
+    tx = 2.0 * (qy * vz - qz * vy)
+    ty = 2.0 * (qz * vx - qx * vz)
+    tz = 2.0 * (qx * vy - qy * vx)
+    return (
+        vx + qw * tx + (qy * tz - qz * ty),
+        vy + qw * ty + (qz * tx - qx * tz),
+        vz + qw * tz + (qx * ty - qy * tx),
+    )
+
+
+def _axis_quat(theta: Array, axis: int) -> Array:
+    """[...] angles (radians) about basis axis 0/1/2 -> [..., 4]."""
+    q = np.zeros((*theta.shape, 4))
+    q[..., 0] = np.cos(0.5 * theta)
+    q[..., 1 + axis] = np.sin(0.5 * theta)
+    return q
+
+
+def _parse_order(order: str) -> tuple[int, int, int]:
+    if (
+        not isinstance(order, str)
+        or len(order) != 3
+        or any(c not in _AXES for c in order)
+        or order[0] == order[1]
+        or order[1] == order[2]
+    ):
+        raise ValueError(
+            f"Euler order must be 3 uppercase letters from 'XYZ' with no repeated neighbours "
+            f"(intrinsic, e.g. 'ZXY'), got {order!r}"
+        )
+    return _AXES[order[0]], _AXES[order[1]], _AXES[order[2]]
+
+
+def identity(shape: int | Sequence[int] = ()) -> Array:
+    """Identity quaternions of shape `[*shape, 4]`."""
+    shape = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
+    q = np.zeros((*shape, 4))
+    q[..., 0] = 1.0
+    return q
+
+
+def normalize(q: npt.ArrayLike, eps: float = 1e-12) -> Array:
+    """Unit-length along the last axis (any `[..., n]`); norms below eps divide by eps instead."""
+    q = _f(q)
+    return q / np.maximum(np.linalg.norm(q, axis=-1, keepdims=True), eps)
+
+
+def mul(q: npt.ArrayLike, p: npt.ArrayLike) -> Array:
+    """Hamilton product q * p, `[..., 4]` x `[..., 4]`: rotates by p then q."""
+    q, p = _f(q), _f(p)
+    return np.stack(_mul_c(*np.moveaxis(q, -1, 0), *np.moveaxis(p, -1, 0)), axis=-1)
+
+
+def inv(q: npt.ArrayLike) -> Array:
+    """Inverse of unit quaternions `[..., 4]` (the conjugate)."""
+    return _f(q) * np.array([1.0, -1.0, -1.0, -1.0])
+
+
+def inv_mul(q: npt.ArrayLike, p: npt.ArrayLike) -> Array:
+    """inv(q) * p, `[..., 4]`: p expressed relative to q (unit q)."""
+    q, p = _f(q), _f(p)
+    qw, qx, qy, qz = np.moveaxis(q, -1, 0)
+    pw, px, py, pz = np.moveaxis(p, -1, 0)
+    return np.stack(_mul_c(qw, -qx, -qy, -qz, pw, px, py, pz), axis=-1)
+
+
+def mul_inv(q: npt.ArrayLike, p: npt.ArrayLike) -> Array:
+    """q * inv(p), `[..., 4]`: the rotation taking p to q in the world frame (unit p)."""
+    q, p = _f(q), _f(p)
+    qw, qx, qy, qz = np.moveaxis(q, -1, 0)
+    pw, px, py, pz = np.moveaxis(p, -1, 0)
+    return np.stack(_mul_c(qw, qx, qy, qz, pw, -px, -py, -pz), axis=-1)
+
+
+def mul_vec(q: npt.ArrayLike, v: npt.ArrayLike) -> Array:
+    """R(q) v for unit q `[..., 4]` and vectors v `[..., 3]` -> `[..., 3]`."""
+    q, v = _f(q), _f(v)
+    return np.stack(_rot_c(*np.moveaxis(q, -1, 0), *np.moveaxis(v, -1, 0)), axis=-1)
+
+
+def hemi(q: npt.ArrayLike) -> Array:
+    """The representative with w >= 0 of each `[..., 4]` (w == 0 is left as is)."""
+    q = _f(q)
+    return np.where(q[..., :1] < 0.0, -q, q)
+
+
+def unroll(q: npt.ArrayLike, axis: int = 0) -> Array:
+    """Flip signs along a batch axis of `[..., 4]` (e.g. time) so consecutive dots are >= 0."""
+    q = _f(q)
+    axis = axis % (q.ndim - 1)  # counts over the batch axes, never the component axis
+    q = np.moveaxis(q, axis, 0)
+    d = np.sum(q[1:] * q[:-1], axis=-1)
+    # Each frame's sign is the parity of all flips before it, which removes the loop over frames.
+    sign = np.ones(q.shape[:-1])
+    sign[1:] = 1.0 - 2.0 * (np.cumsum(d < 0.0, axis=0) % 2)
+    return np.moveaxis(q * sign[..., None], 0, axis)
+
+
+def dot(q: npt.ArrayLike, p: npt.ArrayLike) -> Array:
+    """4D dot product `[..., 4]` x `[..., 4]` -> `[...]`."""
+    return np.sum(_f(q) * _f(p), axis=-1)
+
+
+def angle(q: npt.ArrayLike, p: npt.ArrayLike) -> Array:
+    """Rotation angle between q and p in radians, `[...]` in [0, pi], sign-insensitive."""
+    d = inv_mul(q, p)
+    # atan2 keeps full precision at both 0 and pi, where acos(|dot|) loses half the digits.
+    return 2.0 * np.arctan2(np.linalg.norm(d[..., 1:], axis=-1), np.abs(d[..., 0]))
+
+
+def log(q: npt.ArrayLike) -> Array:
+    """Log map `[..., 4]` -> `[..., 3]` = axis * angle / 2 (half angle in [0, pi]; log(-1) = 0)."""
+    q = _f(q)
+    v = q[..., 1:]
+    w = q[..., 0]
+    s = np.linalg.norm(v, axis=-1)
+    w_safe = np.where(w > 0.0, w, 1.0)
+    # atan(s/w)/s = (1 - s^2/(3 w^2)) / w + O(s^4): exact here and defined at s == 0.
+    series = (1.0 - (s / w_safe) ** 2 / 3.0) / w_safe
+    direct = np.arctan2(s, w) / np.where(s > 0.0, s, 1.0)
+    k = np.where((s < _SMALL) & (w > 0.0), series, np.where(s > 0.0, direct, 0.0))
+    return v * k[..., None]
+
+
+def exp(v: npt.ArrayLike) -> Array:
+    """Exp map `[..., 3]` -> unit `[..., 4]`: (cos|v|, v sin|v| / |v|); inverse of log."""
+    v = _f(v)
+    theta = np.linalg.norm(v, axis=-1)
+    series = 1.0 - theta**2 / 6.0
+    sinc = np.where(theta < _SMALL, series, np.sin(theta) / np.where(theta > 0.0, theta, 1.0))
+    return np.concatenate([np.cos(theta)[..., None], v * sinc[..., None]], axis=-1)
+
+
+def to_scaled_angle_axis(q: npt.ArrayLike) -> Array:
+    """`[..., 4]` -> axis * angle `[..., 3]`, angle = 2 atan2(|v|, w): above pi when w < 0 (hemi first)."""
+    return 2.0 * log(q)
+
+
+def from_scaled_angle_axis(v: npt.ArrayLike) -> Array:
+    """Axis * angle `[..., 3]` -> unit `[..., 4]` (rotation vector / exp map)."""
+    return exp(0.5 * _f(v))
+
+
+def nlerp(q: npt.ArrayLike, p: npt.ArrayLike, t: npt.ArrayLike) -> Array:
+    """Normalized lerp along the shortest path; q, p `[..., 4]`, t `[...]` or scalar."""
+    q, p = _f(q), _f(p)
+    t = _f(t)[..., None]
+    p = np.where(dot(q, p)[..., None] < 0.0, -p, p)
+    return normalize((1.0 - t) * q + t * p)
+
+
+def slerp(q: npt.ArrayLike, p: npt.ArrayLike, t: npt.ArrayLike) -> Array:
+    """Spherical lerp along the shortest path; q, p `[..., 4]`, t `[...]` or scalar; t=0 gives q."""
+    q, p = _f(q), _f(p)
+    t = _f(t)[..., None]
+    p = np.where(dot(q, p)[..., None] < 0.0, -p, p)
+    # Angle between the 4D unit vectors from chord lengths: exact near 0, unlike acos(dot).
+    half = 2.0 * np.arctan2(np.linalg.norm(q - p, axis=-1), np.linalg.norm(q + p, axis=-1))[..., None]
+    sin_half = np.sin(half)
+    close = sin_half < _SMALL
+    sin_safe = np.where(close, 1.0, sin_half)
+    a = np.where(close, 1.0 - t, np.sin((1.0 - t) * half) / sin_safe)
+    b = np.where(close, t, np.sin(t * half) / sin_safe)
+    return normalize(a * q + b * p)
+
+
+def to_matrix(q: npt.ArrayLike) -> Array:
+    """Unit `[..., 4]` -> rotation matrices `[..., 3, 3]` acting on column vectors."""
+    q = _f(q)
+    w, x, y, z = np.moveaxis(q, -1, 0)
+    xx, yy, zz = x * x, y * y, z * z
+    xy, xz, yz = x * y, x * z, y * z
+    wx, wy, wz = w * x, w * y, w * z
+    m = np.empty((*q.shape[:-1], 3, 3))
+    m[..., 0, 0] = 1.0 - 2.0 * (yy + zz)
+    m[..., 0, 1] = 2.0 * (xy - wz)
+    m[..., 0, 2] = 2.0 * (xz + wy)
+    m[..., 1, 0] = 2.0 * (xy + wz)
+    m[..., 1, 1] = 1.0 - 2.0 * (xx + zz)
+    m[..., 1, 2] = 2.0 * (yz - wx)
+    m[..., 2, 0] = 2.0 * (xz - wy)
+    m[..., 2, 1] = 2.0 * (yz + wx)
+    m[..., 2, 2] = 1.0 - 2.0 * (xx + yy)
+    return m
+
+
+def from_matrix(m: npt.ArrayLike) -> Array:
+    """Rotation matrices `[..., 3, 3]` -> unit `[..., 4]` with w >= 0 (Shepperd's method)."""
+    m = _f(m)
+    m00, m01, m02 = m[..., 0, 0], m[..., 0, 1], m[..., 0, 2]
+    m10, m11, m12 = m[..., 1, 0], m[..., 1, 1], m[..., 1, 2]
+    m20, m21, m22 = m[..., 2, 0], m[..., 2, 1], m[..., 2, 2]
+    # Row b is 4 q_b q: every row is proportional to q, and the row with the largest diagonal
+    # (4 q_b^2 >= 1) is the best conditioned; no sqrt or division needed before normalizing.
+    rows = np.stack(
+        [
+            np.stack([1.0 + m00 + m11 + m22, m21 - m12, m02 - m20, m10 - m01], axis=-1),
+            np.stack([m21 - m12, 1.0 + m00 - m11 - m22, m01 + m10, m02 + m20], axis=-1),
+            np.stack([m02 - m20, m01 + m10, 1.0 - m00 + m11 - m22, m12 + m21], axis=-1),
+            np.stack([m10 - m01, m02 + m20, m12 + m21, 1.0 - m00 - m11 + m22], axis=-1),
+        ],
+        axis=-2,
+    )
+    best = np.argmax(np.diagonal(rows, axis1=-2, axis2=-1), axis=-1)
+    q = np.take_along_axis(rows, best[..., None, None], axis=-2)[..., 0, :]
+    return hemi(normalize(q))
+
+
+def from_euler(angles: npt.ArrayLike, order: str) -> Array:
+    """Intrinsic Euler angles `[..., 3]` (radians, BVH channel order, e.g. 'ZXY') -> `[..., 4]`."""
+    i, j, k = _parse_order(order)
+    a = _f(angles)
+    return mul(mul(_axis_quat(a[..., 0], i), _axis_quat(a[..., 1], j)), _axis_quat(a[..., 2], k))
+
+
+def to_euler(q: npt.ArrayLike, order: str) -> Array:
+    """`[..., 4]` -> intrinsic Euler angles `[..., 3]` in radians for order (e.g. 'ZXY').
+
+    Ranges: first and last in (-pi, pi]; middle in [-pi/2, pi/2] (Tait-Bryan) or [0, pi]
+    (proper Euler, e.g. 'ZXZ'). At gimbal lock the last angle is 0 and the first absorbs the
+    combined twist. from_euler(to_euler(q)) rebuilds q exactly, also at and near lock.
+    """
+    i, j, last = _parse_order(order)
+    q = normalize(_f(q))
+    m = to_matrix(q)
+    proper = i == last
+    k = 3 - i - j
+    e = 1.0 if (j - i) % 3 == 1 else -1.0  # parity of the axis permutation (i, j, k)
+    if proper:
+        # Column i of R_i(a0) R_j(a1) R_i(a2): (cos a1, sin a0 sin a1, -e cos a0 sin a1) on (i, j, k).
+        s = np.hypot(m[..., j, i], m[..., k, i])
+        a1 = np.arctan2(s, m[..., i, i])
+        a0 = np.arctan2(m[..., j, i], -e * m[..., k, i])
+    else:
+        # Column k of R_i(a0) R_j(a1) R_k(a2): (e sin a1, -e sin a0 cos a1, cos a0 cos a1).
+        s = np.hypot(m[..., j, k], m[..., k, k])
+        a1 = np.arctan2(e * m[..., i, k], s)
+        a0 = np.arctan2(-e * m[..., j, k], m[..., k, k])
+    # At lock column k above vanishes; column j of R_i(a0) R_j(a1) (last angle 0) stays valid.
+    a0 = np.where(s < _LOCK, np.arctan2(e * m[..., k, j], m[..., j, j]), a0)
+    # The last angle comes from what is left after the first two rotations, so any error in
+    # a0 near lock is absorbed here rather than breaking the rebuild.
+    r = inv_mul(mul(_axis_quat(a0, i), _axis_quat(a1, j)), q)
+    rw, rk = r[..., 0], r[..., 1 + last]
+    a2 = np.arctan2(2.0 * rw * rk, rw * rw - rk * rk)
+    return np.stack([a0, a1, a2], axis=-1)
+
+
+def average(q: npt.ArrayLike, weights: npt.ArrayLike | None = None, axis: int = 0) -> Array:
+    """Weighted mean rotation over a batch axis of `[..., 4]` (Markley's eigenvector method).
+
+    Sign-insensitive. weights is `[N]` along axis, or broadcastable to q.shape[:-1]. The result
+    is signed toward the first sample along axis.
+    """
+    q = _f(q)
+    axis = axis % (q.ndim - 1)
+    if weights is None:
+        w = np.ones(q.shape[:-1])
+    else:
+        w = _f(weights)
+        if w.ndim == 1:
+            shape = [1] * (q.ndim - 1)
+            shape[axis] = -1
+            w = w.reshape(shape)
+        w = np.broadcast_to(w, q.shape[:-1])
+    qa = np.moveaxis(q, axis, -2)
+    wa = np.moveaxis(w, axis, -1)
+    m = np.einsum("...n,...ni,...nj->...ij", wa, qa, qa)
+    _, vecs = np.linalg.eigh(m)
+    r = vecs[..., :, -1]  # eigh sorts eigenvalues ascending
+    r = np.where(dot(r, qa[..., 0, :])[..., None] < 0.0, -r, r)
+    return normalize(r)
+
+
+def between(u: npt.ArrayLike, v: npt.ArrayLike) -> Array:
+    """Shortest-arc unit `[..., 4]` rotating direction u `[..., 3]` onto v (any nonzero lengths)."""
+    u, v = np.broadcast_arrays(normalize(u), normalize(v))
+    # 1 + u.v written as |u + v|^2 / 2 avoids cancellation when u and v are nearly opposite.
+    uv = u + v
+    w = 0.5 * np.sum(uv * uv, axis=-1)
+    q = np.concatenate([w[..., None], np.cross(u, v)], axis=-1)
+    # Opposite vectors: half turn about any axis orthogonal to u; the basis axis least aligned
+    # with u gives a well-conditioned one.
+    helper = np.eye(3)[np.argmin(np.abs(u), axis=-1)]
+    flip = np.concatenate([np.zeros((*u.shape[:-1], 1)), normalize(np.cross(u, helper))], axis=-1)
+    opposite = np.sqrt(2.0 * w) < _OPPOSITE
+    return normalize(np.where(opposite[..., None], flip, q))
+
+
+def fk(
+    lrot: npt.ArrayLike, lpos: npt.ArrayLike, parents: Sequence[int] | npt.ArrayLike
+) -> tuple[Array, Array]:
+    """Forward kinematics: local `[..., J, 4]`, `[..., J, 3]` -> global rotations and positions.
+
+    parents[j] < j, -1 for roots. G_j = G_parent L_j, x_j = x_parent + G_parent t_j.
+    """
+    lrot, lpos = _f(lrot), _f(lpos)
+    par = [int(p) for p in np.asarray(parents).reshape(-1)]
+    n_joints = lrot.shape[-2]
+    if lpos.shape[-2] != n_joints or len(par) != n_joints:
+        raise ValueError(f"joint counts differ: lrot {lrot.shape}, lpos {lpos.shape}, {len(par)} parents")
+    if any(p >= j for j, p in enumerate(par)):
+        raise ValueError("parents must list every parent before its children (parents[j] < j)")
+    batch = np.broadcast_shapes(lrot.shape[:-2], lpos.shape[:-2])
+    n = int(np.prod(batch, dtype=np.int64))
+    # Component-major, per-joint contiguous [J, C, N]: each per-joint operation then streams
+    # over N contiguous values instead of striding through [..., J, C].
+    lr = np.ascontiguousarray(
+        np.broadcast_to(lrot, (*batch, n_joints, 4)).reshape(n, n_joints, 4).transpose(1, 2, 0)
+    )
+    lp = np.ascontiguousarray(
+        np.broadcast_to(lpos, (*batch, n_joints, 3)).reshape(n, n_joints, 3).transpose(1, 2, 0)
+    )
+    gr = np.empty_like(lr)
+    gp = np.empty_like(lp)
+    for j, p in enumerate(par):
+        if p < 0:
+            gr[j] = lr[j]
+            gp[j] = lp[j]
+            continue
+        for c, value in enumerate(_mul_c(*gr[p], *lr[j])):
+            gr[j, c] = value
+        for c, value in enumerate(_rot_c(*gr[p], *lp[j])):
+            np.add(gp[p, c], value, out=gp[j, c])
+    grot = gr.transpose(2, 0, 1).reshape(*batch, n_joints, 4)
+    gpos = gp.transpose(2, 0, 1).reshape(*batch, n_joints, 3)
+    return grot, gpos

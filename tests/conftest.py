@@ -1,0 +1,51 @@
+"""Shared test fixtures: the CMU clips copied into the repo (a missing file fails, never skips)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+DATA = ROOT / "tests" / "data"
+CMU_DIR = DATA / "cmu"
+# Every fixture file by clip name; tests that loop over "all CMU files" use this list, so a file
+# that goes missing fails them instead of shrinking them.
+CMU = {
+    "01_01": "cmu_01/01_01.bvh",
+    "131_01": "cmu_131/131_01.bvh",
+    "131_02": "cmu_131/131_02.bvh",
+    "131_03": "cmu_131/131_03.bvh",
+    "02_01": "subject02/02_01.bvh",
+    "02_02": "subject02/02_02.bvh",
+    "02_03": "subject02/02_03.bvh",
+    "09_01": "subject09/09_01.bvh",
+    "09_12": "subject09/09_12.bvh",
+}
+
+
+def cmu_path(name: str) -> Path:
+    """Path of a CMU fixture by clip name ('02_01'); fails the test when the file is missing."""
+    path = CMU_DIR / CMU[name]
+    if not path.is_file():
+        pytest.fail(f"missing test fixture {path} (copy it from ../shared/bvh/)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def cmu_clips():
+    """Loaded CMU clips by name, cached for the session (treat as read-only)."""
+    from core import bvh
+
+    cache: dict[str, object] = {}
+
+    def get(name: str):
+        if name not in cache:
+            cache[name] = bvh.load(cmu_path(name))
+        return cache[name]
+
+    return get
