@@ -4,6 +4,7 @@
     python build.py test        lint, type-check and run every test suite
     python build.py demo        the main job on the bundled samples
     python build.py bench       the benchmarks in bench/, side by side
+    python build.py extension   the Blender extension zip in dist/, validated by Blender's own tool
 
 Sets up `.venv` (and cached venvs for other numpy versions under ~/.cache/stride) on first use
 and again whenever a requirements file changes.
@@ -24,6 +25,18 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 CACHE = Path(os.environ.get("STRIDE_CACHE", Path.home() / ".cache" / "stride"))
 MIN_PYTHON = (3, 11)
+DIST = ROOT / "dist"
+ADDON = ROOT / "blender_addon"
+
+# Blender as a Python module (`bpy` wheels), each with the Python it needs and the numpy it ships:
+# the 4.2 wheel does not pin numpy and breaks with numpy 2.
+BLENDER = {
+    "4.2": ("4.2.23", "3.11", ("numpy<2",)),
+    "4.5": ("4.5.15", "3.11", ()),
+    "5.0": ("5.0.1", "3.11", ()),
+    "5.2": ("5.2.3", "3.13", ()),
+}
+DEFAULT_BLENDER = "4.5"
 
 
 def log(message: str) -> None:
@@ -95,6 +108,57 @@ def core_env() -> dict[str, str]:
     return env
 
 
+def blender_python(version: str) -> Path:
+    """The venv python of a bpy wheel, installed on first use (cached under ~/.cache/stride)."""
+    wheel, python_version, extra = BLENDER[version]
+    python = find_python(python_version)
+    if python is None:
+        raise RuntimeError(f"Blender {version} needs python{python_version}, which is not installed")
+    return ensure_venv(CACHE / f"bpy-{wheel}", python, [ROOT / "requirements-blender.txt"],
+                       (f"bpy=={wheel}", *extra))
+
+
+def manifest_version() -> str:
+    import tomllib
+
+    return tomllib.loads((ADDON / "blender_manifest.toml").read_text())["version"]
+
+
+def build_extension(validate_with: str = DEFAULT_BLENDER) -> Path:
+    """dist/stride-<version>.zip: the add-on with the core bundled as its `core` subpackage."""
+    import zipfile
+
+    files: list[tuple[Path, str]] = []
+    for path in sorted(ADDON.rglob("*")):
+        rel = path.relative_to(ADDON)
+        if rel.parts[0] == "core" or "__pycache__" in rel.parts or path.is_dir():
+            continue
+        files.append((path, rel.as_posix()))
+    for path in sorted((ROOT / "core").rglob("*.py")):
+        if "__pycache__" not in path.parts:
+            files.append((path, "core/" + path.relative_to(ROOT / "core").as_posix()))
+    DIST.mkdir(exist_ok=True)
+    target = DIST / f"stride-{manifest_version()}.zip"
+    tmp = target.with_suffix(".zip.tmp")
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
+        for path, name in files:
+            zf.write(path, name)
+    os.replace(tmp, target)
+    py = blender_python(validate_with)
+    pattern = "lib/python*/site-packages/bpy/*/scripts/addons_core/bl_pkg/cli/blender_ext.py"
+    tools = sorted(py.parent.parent.glob(pattern))
+    if not tools:
+        raise RuntimeError(f"blender_ext.py not found in the bpy {validate_with} wheel")
+    run([py, tools[0], "validate", target])
+    log(f"built {target.relative_to(ROOT)} ({len(files)} files), validated by Blender {validate_with}")
+    return target
+
+
+def cmd_extension(args: argparse.Namespace) -> int:
+    build_extension()
+    return 0
+
+
 def cmd_test(args: argparse.Namespace) -> int:
     py = dev_python()
     summary: list[tuple[str, str, float]] = []
@@ -106,9 +170,11 @@ def cmd_test(args: argparse.Namespace) -> int:
 
     if not args.no_lint:
         stage("ruff", [py, "-m", "ruff", "check", "."])
-        typed = [d for d in ("core", "tests", "bench", "samples", "blender_addon")
-                 if any((ROOT / d).rglob("*.py"))]
-        stage("mypy", [py, "-m", "mypy", *typed, "build.py"])
+        # Two runs: each test suite has its own conftest.py, which one mypy run sees as one module twice.
+        core_side = [p for p in ("core", "tests/core", "tests/conftest.py", "tests/fixtures.py", "bench",
+                                 "samples", "build.py") if (ROOT / p).exists() and _has_python(ROOT / p)]
+        stage("mypy (core)", [py, "-m", "mypy", *core_side])
+        stage("mypy (blender_addon)", [py, "-m", "mypy", "blender_addon", "tests/blender"])
     stage(f"core tests (numpy {numpy_version(py)})", [py, "-m", "pytest", "tests/core", *args.pytest_args])
     if not args.quick:
         py311 = find_python("3.11")
@@ -118,12 +184,47 @@ def cmd_test(args: argparse.Namespace) -> int:
             old = ensure_venv(CACHE / "venv-np126", py311, [ROOT / "requirements-np126.txt"])
             stage("core tests (numpy 1.26)", [old, "-m", "pytest", "tests/core", "-p", "no:cacheprovider",
                                               *args.pytest_args])
+    versions = args.blender or list(BLENDER)
+    skip = {v.strip() for v in os.environ.get("STRIDE_SKIP_BLENDER", "").split(",") if v.strip()}
+    unknown = (set(versions) | skip) - set(BLENDER)
+    if unknown:
+        raise SystemExit(f"unknown Blender version(s) {sorted(unknown)}; known: {', '.join(BLENDER)}")
+    zip_path: Path | None = None
+    if not args.no_blender:
+        t0 = time.perf_counter()
+        try:
+            zip_path = build_extension()
+            summary.append(("extension build + validate", "passed", time.perf_counter() - t0))
+        except (RuntimeError, SystemExit) as exc:
+            summary.append(("extension build + validate", f"FAILED ({exc})", time.perf_counter() - t0))
+    for version in ([] if args.no_blender else versions):
+        name = f"blender {BLENDER[version][0]} tests"
+        if version in skip:
+            summary.append((name, "skipped (STRIDE_SKIP_BLENDER)", 0.0))
+            continue
+        t0 = time.perf_counter()
+        try:
+            bpy_py = blender_python(version)
+        except (RuntimeError, SystemExit) as exc:
+            summary.append((name, f"FAILED (install: {exc})", time.perf_counter() - t0))
+            continue
+        if zip_path is None:
+            summary.append((name, "FAILED (no extension zip)", 0.0))
+            continue
+        env = core_env()
+        env["STRIDE_EXTENSION_ZIP"] = str(zip_path)
+        stage(name, [bpy_py, "-m", "pytest", "tests/blender", "-p", "no:cacheprovider", *args.pytest_args],
+              env=env)
     print("\n== summary ==")
     for name, status, seconds in summary:
         print(f"  {name:<32} {status:<12} {seconds:7.1f} s")
     failed = [s for s in summary if not s[1].startswith("passed")]
     print(f"{len(summary) - len(failed)} passed, {len(failed)} failed")
     return 1 if failed else 0
+
+
+def _has_python(path: Path) -> bool:
+    return path.suffix == ".py" or any(path.rglob("*.py"))
 
 
 def numpy_version(py: Path) -> str:
@@ -154,15 +255,20 @@ def main(argv: list[str] | None = None) -> int:
     t = sub.add_parser("test", help="ruff, mypy and all test suites")
     t.add_argument("--quick", action="store_true", help="only the main venv (skip numpy 1.26)")
     t.add_argument("--no-lint", action="store_true", help="skip ruff and mypy")
+    t.add_argument("--blender", action="append", choices=list(BLENDER),
+                   help="run the Blender tests on this version only (repeatable; default: all)")
+    t.add_argument("--no-blender", action="store_true", help="skip the extension and Blender tests")
     t.add_argument("pytest_args", nargs=argparse.REMAINDER, help="passed on to pytest (after --)")
     d = sub.add_parser("demo", help="run the demo on the bundled samples")
     d.add_argument("files", nargs="*", help="BVH files (default: samples/*.bvh)")
+    sub.add_parser("extension", help="build and validate dist/stride-<version>.zip")
     b = sub.add_parser("bench", help="run the benchmarks")
     b.add_argument("only", nargs="*", help="bench script names (default: all)")
     args = parser.parse_args(argv)
     if getattr(args, "pytest_args", None) and args.pytest_args[0] == "--":
         args.pytest_args = args.pytest_args[1:]
-    return {"test": cmd_test, "demo": cmd_demo, "bench": cmd_bench}[args.command](args)
+    commands = {"test": cmd_test, "demo": cmd_demo, "bench": cmd_bench, "extension": cmd_extension}
+    return commands[args.command](args)
 
 
 if __name__ == "__main__":

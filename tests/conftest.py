@@ -1,4 +1,4 @@
-"""Shared test fixtures: the CMU clips copied into the repo (a missing file fails, never skips)."""
+"""Shared pytest setup: the repo on sys.path, cached CMU clips."""
 
 from __future__ import annotations
 
@@ -8,32 +8,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for entry in (ROOT, ROOT / "tests"):
+    if str(entry) not in sys.path:
+        sys.path.insert(0, str(entry))
 
-DATA = ROOT / "tests" / "data"
-CMU_DIR = DATA / "cmu"
-# Every fixture file by clip name; tests that loop over "all CMU files" use this list, so a file
-# that goes missing fails them instead of shrinking them.
-CMU = {
-    "01_01": "cmu_01/01_01.bvh",
-    "131_01": "cmu_131/131_01.bvh",
-    "131_02": "cmu_131/131_02.bvh",
-    "131_03": "cmu_131/131_03.bvh",
-    "02_01": "subject02/02_01.bvh",
-    "02_02": "subject02/02_02.bvh",
-    "02_03": "subject02/02_03.bvh",
-    "09_01": "subject09/09_01.bvh",
-    "09_12": "subject09/09_12.bvh",
-}
-
-
-def cmu_path(name: str) -> Path:
-    """Path of a CMU fixture by clip name ('02_01'); fails the test when the file is missing."""
-    path = CMU_DIR / CMU[name]
-    if not path.is_file():
-        pytest.fail(f"missing test fixture {path} (copy it from ../shared/bvh/)")
-    return path
+from fixtures import CMU, cmu_path  # noqa: E402,F401  (re-exported for older imports)
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import CMU, cmu_path
+from fixtures import CMU, cmu_path
 from scipy.spatial.transform import Rotation
 
 from core import bvh

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import CMU
+from fixtures import CMU
 from scipy.spatial.transform import Rotation
 
 from core import metrics, root, units

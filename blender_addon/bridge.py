@@ -1,0 +1,320 @@
+"""Actions <-> Clips: the one place Blender animation data turns into core data and back.
+
+An armature made by a BVH import (Blender's or Stride's) reads back as the file's Clip: BVH local
+rotations and translations, in BVH units and axes. Blender stores none of its importer's settings,
+so callers pass the ones they used (the defaults are Blender's); Stride's importer stores them on
+the armature (`obj["stride_bvh"]`) and those win. An armature not made by a BVH import reads in
+armature space with `axis_forward='Y', axis_up='Z'`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import bpy
+import numpy as np
+
+from . import compat
+from .core import armature, quat
+from .core.clip import DEFAULT_JOINT_CHANNELS, DEFAULT_ROOT_CHANNELS, POSITION_CHANNELS, Clip, snap_fps
+
+SETTINGS_KEY = "stride_bvh"  # JSON: import settings and BVH layout, on the armature object
+EVENTS_KEY = "stride_events"  # {track: [seconds]} on an action
+
+
+class BridgeError(ValueError):
+    """An armature or action that cannot be read or written (message for the user)."""
+
+
+def _path(bone: str, prop: str) -> str:
+    return f'pose.bones["{bpy.utils.escape_identifier(bone)}"].{prop}'
+
+
+def _scene() -> Any:
+    scene = bpy.context.scene
+    if scene is None:
+        raise BridgeError("no scene")
+    return scene
+
+
+def scene_fps(scene: Any = None) -> float:
+    scene = scene or _scene()
+    return scene.render.fps / scene.render.fps_base
+
+
+def import_settings(obj: Any, axis_forward: str = "-Z", axis_up: str = "Y",
+                    global_scale: float = 1.0) -> dict[str, Any]:
+    """Import settings of an armature: the ones Stride's importer stored, else the given ones."""
+    stored = obj.get(SETTINGS_KEY)
+    settings: dict[str, Any] = {"axis_forward": axis_forward, "axis_up": axis_up,
+                                "global_scale": float(global_scale)}
+    if stored:
+        settings.update(json.loads(stored))
+    return settings
+
+
+def _require_armature(obj: Any) -> None:
+    if obj is None or getattr(obj, "type", None) != "ARMATURE":
+        name = getattr(obj, "name", None)
+        raise BridgeError(f"{name!r} is not an armature" if name else "no armature selected")
+
+
+def _bones(obj: Any, settings: dict[str, Any]) -> tuple[list[str], list[int]]:
+    """Bone names in joint order (the stored BVH order, else the armature's, parents first)."""
+    bones = obj.data.bones
+    names = settings.get("names") or [b.name for b in bones]
+    missing = [n for n in names if n not in bones]
+    if missing:
+        raise BridgeError(f"armature {obj.name!r} has no bone {missing[0]!r}")
+    index = {n: i for i, n in enumerate(names)}
+    parents = [index[bones[n].parent.name] if bones[n].parent else -1 for n in names]
+    if any(p >= j for j, p in enumerate(parents)):
+        # Reorder parents-first (armatures built by hand may list children before parents).
+        order: list[str] = []
+        pending = list(names)
+        while pending:
+            for n in list(pending):
+                parent = bones[n].parent
+                if parent is None or parent.name in order:
+                    order.append(n)
+                    pending.remove(n)
+        names = order
+        index = {n: i for i, n in enumerate(names)}
+        parents = [index[bones[n].parent.name] if bones[n].parent else -1 for n in names]
+    return list(names), parents
+
+
+def _rest(obj: Any, names: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rest rotations M [J, 4], heads [J, 3], tails [J, 3]) in armature space."""
+    bones = obj.data.bones
+    mats = np.array([[list(row) for row in bones[n].matrix_local.to_3x3()] for n in names],
+                    dtype=np.float64).reshape(len(names), 3, 3)
+    heads = np.array([tuple(bones[n].head_local) for n in names], dtype=np.float64).reshape(-1, 3)
+    tails = np.array([tuple(bones[n].tail_local) for n in names], dtype=np.float64).reshape(-1, 3)
+    return quat.normalize(quat.from_matrix(mats)), heads, tails
+
+
+def _relative_heads(heads: np.ndarray, parents: list[int], conversion: np.ndarray) -> np.ndarray:
+    """Rest heads relative to the parent, rotated back to BVH axes (still scaled)."""
+    rel = heads.copy()
+    for j, p in enumerate(parents):
+        if p >= 0:
+            rel[j] = heads[j] - heads[p]
+    return rel @ conversion
+
+
+def resolve_action(obj: Any, action: Any = None) -> tuple[Any, Any]:
+    """(action, slot) to read: the given action (or name), else the active one."""
+    _require_armature(obj)
+    if isinstance(action, str):
+        if action and action not in bpy.data.actions:
+            raise BridgeError(f"no action named {action!r}")
+        action = bpy.data.actions[action] if action else None
+    if action is None:
+        adt = obj.animation_data
+        action = adt.action if adt is not None else None
+        if action is None:
+            raise BridgeError(f"armature {obj.name!r} has no active action")
+    slot = compat.action_slot(action, obj)
+    if compat.SLOTTED and slot is None:
+        raise BridgeError(f"action {action.name!r} has no slot for an object")
+    return action, slot
+
+
+def action_to_clip(obj: Any, action: Any = None, *, axis_forward: str = "-Z", axis_up: str = "Y",
+                   global_scale: float = 1.0, fps: float | None = None) -> Clip:
+    """The Clip an armature's action holds, in BVH conventions (local rotations, file units/axes).
+
+    `action`: an Action or its name (default: the active one). `fps`: the rate of the action's
+    frame numbers, default the scene's; the clip's rate is that over the key spacing. Blender's
+    importer keys one BVH frame per scene frame and keeps no rate, so pass the file's rate
+    (`fps=120`) unless it ran with use_fps_scale. Keys are read in bulk; curves whose keys do not
+    share frames are evaluated on a common grid.
+    """
+    action, slot = resolve_action(obj, action)
+    settings = import_settings(obj, axis_forward, axis_up, global_scale)
+    names, parents = _bones(obj, settings)
+    conversion = armature.axis_conversion(settings["axis_forward"], settings["axis_up"])
+    scale = settings["global_scale"]
+    rest, heads, tails = _rest(obj, names)
+    rel_heads = _relative_heads(heads, parents, conversion)
+    curves = {(fc.data_path, fc.array_index): fc for fc in compat.fcurves(action, slot)}
+    frames = _key_frames(curves.values())
+    T, J = len(frames), len(names)
+    pose_rot = np.empty((T, J, 4))
+    pose_loc = np.zeros((T, J, 3))
+    has_loc = np.zeros(J, dtype=bool)
+    for j, name in enumerate(names):
+        pb = obj.pose.bones[name]
+        mode = pb.rotation_mode
+        if mode == "QUATERNION":
+            values = _channel(curves, _path(name, "rotation_quaternion"), tuple(pb.rotation_quaternion),
+                              frames)
+            pose_rot[:, j] = quat.normalize(values)
+        elif mode == "AXIS_ANGLE":
+            values = _channel(curves, _path(name, "rotation_axis_angle"), tuple(pb.rotation_axis_angle),
+                              frames)
+            pose_rot[:, j] = armature.from_blender_axis_angle(values)
+        else:
+            values = _channel(curves, _path(name, "rotation_euler"), tuple(pb.rotation_euler), frames)
+            pose_rot[:, j] = armature.from_blender_euler(values, mode)
+        loc_path = _path(name, "location")
+        has_loc[j] = any((loc_path, i) in curves for i in range(3))
+        pose_loc[:, j] = _channel(curves, loc_path, tuple(pb.location), frames)
+    rotations = armature.pose_to_local(rest, pose_rot, conversion)
+    translations = armature.pose_location_to_translation(rest, rel_heads, pose_loc, conversion, scale)
+    offsets = rel_heads / scale
+    positions = np.where(has_loc[None, :, None], translations, offsets[None])
+    channels = settings.get("channels") or _guess_channels(obj, names, has_loc)
+    if settings.get("end_sites"):
+        end_parents = [names.index(n) for n, _ in settings["end_sites"]]
+        end_offsets = np.array([o for _, o in settings["end_sites"]], dtype=np.float64).reshape(-1, 3)
+    else:
+        kids = {p for p in parents if p >= 0}
+        end_parents = [j for j in range(J) if j not in kids]
+        end_offsets = ((tails[end_parents] - heads[end_parents]) @ conversion / scale).reshape(-1, 3)
+    clip_fps = _fps_from_keys(frames, fps if fps is not None else scene_fps())
+    clip = Clip(names, parents, offsets, rotations, positions, clip_fps, channels=channels,
+                end_parents=end_parents, end_offsets=end_offsets, name=action.name,
+                events=_stored_events(action))
+    return clip
+
+
+def _key_frames(curves: Any) -> np.ndarray:
+    """Frames to sample: the shared key frames of all curves, else a grid at their key spacing."""
+    keyed = [compat.read_keys(fc)[:, 0] for fc in curves if len(fc.keyframe_points)]
+    if not keyed:
+        return np.zeros(0)
+    shared = keyed[0]
+    if all(len(k) == len(shared) and np.array_equal(k, shared) for k in keyed):
+        return shared
+    first = min(float(k[0]) for k in keyed)
+    last = max(float(k[-1]) for k in keyed)
+    steps = np.concatenate([np.diff(k) for k in keyed if len(k) > 1] or [np.ones(1)])
+    step = float(np.median(steps))
+    count = math.floor((last - first) / step + 1e-6) + 1
+    return first + step * np.arange(count)
+
+
+def _fps_from_keys(frames: np.ndarray, action_fps: float) -> float:
+    """Clip rate: the action's frame rate over the key spacing (keys 0.2 frames apart at 24 fps,
+    as Blender's importer writes with use_fps_scale, are 120 fps)."""
+    if len(frames) < 2:
+        return action_fps
+    step = (float(frames[-1]) - float(frames[0])) / (len(frames) - 1)
+    return snap_fps(step / action_fps)
+
+
+def _channel(curves: dict[tuple[str, int], Any], path: str, default: tuple[float, ...],
+             frames: np.ndarray) -> np.ndarray:
+    """[T, n] values of an array property over `frames`; unkeyed indices keep the pose value."""
+    out = np.repeat(np.asarray(default, dtype=np.float64)[None], len(frames), axis=0)
+    for i in range(len(default)):
+        fc = curves.get((path, i))
+        if fc is None or not len(fc.keyframe_points):
+            continue
+        keys = compat.read_keys(fc)
+        if len(keys) == len(frames) and np.array_equal(keys[:, 0], frames.astype(np.float32)):
+            out[:, i] = keys[:, 1]
+        else:
+            out[:, i] = [fc.evaluate(float(f)) for f in frames]
+    return out
+
+
+def _guess_channels(obj: Any, names: list[str], has_loc: np.ndarray) -> list[tuple[str, ...]]:
+    """Channel layout of an armature imported without Stride: position channels where there are
+    location curves; the rotation order of NATIVE Euler bones, else Z X Y."""
+    channels = []
+    for j, name in enumerate(names):
+        mode = obj.pose.bones[name].rotation_mode
+        rot = (tuple(f"{a}rotation" for a in mode) if mode in armature.EULER_MODES
+               else DEFAULT_JOINT_CHANNELS)
+        channels.append((POSITION_CHANNELS + rot) if has_loc[j] else rot)
+    if not any(has_loc) and channels:
+        channels[0] = DEFAULT_ROOT_CHANNELS
+    return channels
+
+
+def _stored_events(action: Any) -> dict[str, list[float]]:
+    """Exact event times (seconds from the action's first key) kept on the action."""
+    stored = action.get(EVENTS_KEY)
+    if not stored:
+        return {}
+    return {str(k): [float(t) for t in v] for k, v in stored.items()}
+
+
+def check_bones(obj: Any, clip: Clip) -> None:
+    """Raise BridgeError unless every clip joint is a bone of `obj` with the same parent."""
+    bones = obj.data.bones
+    for j, name in enumerate(clip.names):
+        if name not in bones:
+            raise BridgeError(f"armature {obj.name!r} has no bone {name!r} (the clip's joint {j})")
+        parent = bones[name].parent
+        want = clip.names[clip.parents[j]] if clip.parents[j] >= 0 else None
+        have = parent.name if parent is not None else None
+        if have != want:
+            raise BridgeError(f"bone {name!r} of {obj.name!r} has parent {have!r}; the clip says {want!r}")
+
+
+def clip_to_action(clip: Clip, obj: Any, name: str, *, frame_start: float | None = None,
+                   axis_forward: str = "-Z", axis_up: str = "Y", global_scale: float = 1.0,
+                   assign: bool = False) -> Any:
+    """A new Action (unique name from `name`) on armature `obj` holding `clip`.
+
+    Keys at `frame_start + t * scene fps` (fractional frames allowed; default the scene's start
+    frame), LINEAR, with valid handles. Quaternion bones get sign-continuous quaternions, Euler
+    bones unwrapped Euler angles in their own rotation mode. Bones move only where the clip has
+    position channels or translations that differ from the rest offsets. Never touches an existing
+    action; with `assign`, the new action becomes the active one and the previously active action
+    gets a fake user so that it is not lost on save.
+    """
+    _require_armature(obj)
+    settings = import_settings(obj, axis_forward, axis_up, global_scale)
+    names, parents = list(clip.names), clip.parents.tolist()
+    check_bones(obj, clip)
+    conversion = armature.axis_conversion(settings["axis_forward"], settings["axis_up"])
+    scale = settings["global_scale"]
+    rest, heads, _ = _rest(obj, names)
+    rel_heads = _relative_heads(heads, parents, conversion)
+    pose_rot = armature.local_to_pose(rest, clip.rotations, conversion)
+    pose_loc = armature.translation_to_pose_location(rest, rel_heads, clip.positions, conversion, scale)
+    offsets_scaled = clip.offsets * scale
+    moves = np.array([any(c in POSITION_CHANNELS for c in clip.channels[j])
+                      or bool(np.abs(clip.positions[:, j] * scale - offsets_scaled[j]).max(initial=0.0)
+                              > 1e-9 * max(1.0, float(np.abs(offsets_scaled[j]).max())))
+                      for j in range(clip.n_joints)])
+    start = float(_scene().frame_start) if frame_start is None else float(frame_start)
+    frames = start + clip.times * scene_fps()
+    previous = obj.animation_data.action if obj.animation_data else None
+    action, slot = compat.new_action(name, obj)
+    action.use_fake_user = not assign
+    bag = compat.channelbag(action, slot, create=True)
+    for j, bone in enumerate(names):
+        mode = obj.pose.bones[bone].rotation_mode
+        if mode == "QUATERNION":
+            values = quat.unroll(pose_rot[:, j], axis=0)
+            prop = "rotation_quaternion"
+        elif mode == "AXIS_ANGLE":
+            saa = quat.to_scaled_angle_axis(quat.unroll(pose_rot[:, j], axis=0))
+            angle = np.linalg.norm(saa, axis=-1, keepdims=True)
+            axis = np.where(angle > 1e-12, saa / np.where(angle > 1e-12, angle, 1.0), [0.0, 1.0, 0.0])
+            values = np.concatenate([angle, axis], axis=-1)
+            prop = "rotation_axis_angle"
+        else:
+            values = armature.to_blender_euler(pose_rot[:, j], mode)
+            prop = "rotation_euler"
+        for i in range(values.shape[1]):
+            compat.write_keys(compat.new_fcurve(bag, _path(bone, prop), i, group=bone), frames, values[:, i])
+        if moves[j]:
+            for i in range(3):
+                compat.write_keys(compat.new_fcurve(bag, _path(bone, "location"), i, group=bone),
+                                  frames, pose_loc[:, j, i])
+    if clip.events:
+        action[EVENTS_KEY] = {k: [float(t) for t in v] for k, v in clip.events.items()}
+    if assign:
+        if previous is not None and previous.users <= 1:
+            previous.use_fake_user = True
+        compat.assign(obj, action, slot)
+    return action

@@ -1,0 +1,61 @@
+"""Blender tests run inside the real Blender Python module (a `bpy` wheel), never against mocks.
+
+The extension zip is installed the way a user installs it (`extensions.package_install_files`),
+with BLENDER_USER_RESOURCES pointed at a temp dir so that nothing touches the user's config. The
+zip comes from STRIDE_EXTENSION_ZIP (set by `python build.py test`).
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+_USER = tempfile.mkdtemp(prefix="stride-blender-user-")
+os.environ["BLENDER_USER_RESOURCES"] = _USER  # must be set before bpy is imported
+atexit.register(shutil.rmtree, _USER, True)
+
+import bpy  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+for entry in (ROOT, ROOT / "tests", ROOT / "tests" / "blender"):
+    if str(entry) not in sys.path:
+        sys.path.insert(0, str(entry))
+
+
+def _install() -> object:
+    zip_path = os.environ.get("STRIDE_EXTENSION_ZIP")
+    if not zip_path or not Path(zip_path).is_file():
+        raise RuntimeError("STRIDE_EXTENSION_ZIP must name the built extension zip: "
+                           "run the Blender tests through `python build.py test`")
+    result = bpy.ops.extensions.package_install_files(filepath=zip_path, repo="user_default",
+                                                      enable_on_install=True)
+    if result != {"FINISHED"}:
+        raise RuntimeError(f"installing {zip_path} failed: {result}")
+    return importlib.import_module("bl_ext.user_default.stride")
+
+
+STRIDE = _install()
+
+
+@pytest.fixture(scope="session")
+def stride():
+    """The installed extension package (bl_ext.user_default.stride)."""
+    return STRIDE
+
+
+@pytest.fixture
+def scene():
+    """An empty scene (the extension stays enabled), 24 fps, frame_start 1."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    sc = bpy.context.scene
+    assert sc is not None
+    sc.render.fps, sc.render.fps_base = 24, 1.0
+    sc.frame_start = 1
+    return sc

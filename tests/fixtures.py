@@ -1,0 +1,35 @@
+"""Test data shared by every suite: the CMU clips copied into the repo.
+
+A missing file fails the tests that use it, never skips them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data"
+CMU_DIR = DATA / "cmu"
+# Every fixture file by clip name; tests that loop over "all CMU files" use this list, so a file
+# that goes missing fails them instead of shrinking them.
+CMU = {
+    "01_01": "cmu_01/01_01.bvh",
+    "131_01": "cmu_131/131_01.bvh",
+    "131_02": "cmu_131/131_02.bvh",
+    "131_03": "cmu_131/131_03.bvh",
+    "02_01": "subject02/02_01.bvh",
+    "02_02": "subject02/02_02.bvh",
+    "02_03": "subject02/02_03.bvh",
+    "09_01": "subject09/09_01.bvh",
+    "09_12": "subject09/09_12.bvh",
+}
+
+
+def cmu_path(name: str) -> Path:
+    """Path of a CMU fixture by clip name ('02_01'); fails the test when the file is missing."""
+    path = CMU_DIR / CMU[name]
+    if not path.is_file():
+        pytest.fail(f"missing test fixture {path} (copy it from ../shared/bvh/)")
+    return path
