@@ -64,7 +64,14 @@ def load(path: str | os.PathLike[str], *, strict: bool = False) -> Clip:
 
 def loads(text: str | bytes, *, strict: bool = False, source: str = "<string>") -> Clip:
     """Read BVH text (str or bytes) into a Clip; errors name `source`."""
-    data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+    if not isinstance(text, str):
+        return _parse(bytes(text), source, strict)
+    try:
+        # "surrogateescape" gives back the bytes of text decoded that way (os.fsdecode, say).
+        data = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError as e:
+        line = len(re.split(r"\r\n|\r|\n", text[:e.start]))
+        raise BVHError("text holds a lone surrogate (not valid Unicode)", source, line) from None
     return _parse(data, source, strict)
 
 
@@ -198,9 +205,10 @@ def _parse_hierarchy(lines: list[str], path: str) -> tuple[list[_Joint], list[tu
             raise BVHError(f"unknown keyword {tokens[0]!r}", path, lineno)
     if not seen_hierarchy:
         raise BVHError("empty file: expected HIERARCHY", path, None)
+    last = _last_content_line(lines)
     if expect_brace is not None or stack:
-        raise BVHError("file ends inside the HIERARCHY (truncated?)", path, n)
-    raise BVHError("no MOTION section (truncated?)", path, n)
+        raise BVHError("file ends inside the HIERARCHY (truncated?)", path, last)
+    raise BVHError("no MOTION section (truncated?)", path, last)
 
 
 def _show(line: str) -> str:
@@ -214,19 +222,36 @@ def _numbers(tokens: Sequence[str], count: int, what: str, path: str, lineno: in
     values = []
     for tok in tokens:
         try:
-            v = float(tok)
+            v = _float(tok)
         except ValueError:
-            raise BVHError(f"{what}: {tok!r} is not a number", path, lineno) from None
+            raise BVHError(f"{what}: {_show(tok)} is not a number", path, lineno) from None
         if not math.isfinite(v):
             raise BVHError(f"{what}: {tok!r} is not a finite number", path, lineno)
         values.append(v)
     return values
 
 
+def _float(token: str) -> float:
+    """float(token), refusing what numpy's reader refuses (float() also takes '1_0' and '١')."""
+    if "_" in token or not token.isascii():
+        raise ValueError(f"not a number: {token!r}")
+    return float(token)
+
+
+def _whole(token: str) -> int | None:
+    """A count in ASCII digits, else None (int() also takes '²', and refuses > 4300 digits)."""
+    if not (token.isascii() and token.isdigit()):
+        return None
+    try:
+        return int(token)
+    except ValueError:
+        return None
+
+
 def _channels(tokens: list[str], path: str, lineno: int) -> tuple[str, ...]:
-    if len(tokens) < 2 or not tokens[1].isdigit():
+    count = _whole(tokens[1]) if len(tokens) >= 2 else None
+    if count is None:
         raise BVHError("CHANNELS needs a count, then the channel names", path, lineno)
-    count = int(tokens[1])
     names = tokens[2:]
     if count != len(names):
         raise BVHError(f"CHANNELS declares {count} channels but names {len(names)}", path, lineno)
@@ -247,26 +272,29 @@ def _frames_header(lines: list[str], start: int, path: str) -> tuple[int, float,
     while i < len(lines) and not lines[i].strip():
         i += 1
     if i >= len(lines):
-        raise BVHError("file ends after MOTION: expected 'Frames:'", path, len(lines))
+        raise BVHError("file ends after MOTION: expected 'Frames:'", path, _last_content_line(lines))
     m = _FRAMES.match(lines[i].strip())
     if not m:
         raise BVHError(f"expected 'Frames: <count>', found {_show(lines[i])}", path, i + 1)
-    if not m.group(1).isdigit():
-        raise BVHError(f"Frames: {m.group(1)!r} is not a whole number", path, i + 1)
-    declared = int(m.group(1))
+    declared = _whole(m.group(1))
+    if declared is None:
+        raise BVHError(f"Frames: {_show(m.group(1))} is not a whole number", path, i + 1)
     i += 1
     while i < len(lines) and not lines[i].strip():
         i += 1
     if i >= len(lines) or not _FRAME_TIME.match(lines[i].strip()):
         found = _show(lines[i]) if i < len(lines) else "the end of the file"
-        raise BVHError(f"missing 'Frame Time: <seconds>' (found {found})", path, min(i + 1, len(lines)))
+        line = i + 1 if i < len(lines) else _last_content_line(lines)
+        raise BVHError(f"missing 'Frame Time: <seconds>' (found {found})", path, line)
     value = _FRAME_TIME.match(lines[i].strip()).group(1)  # type: ignore[union-attr]
     try:
-        frame_time = float(value)
+        frame_time = _float(value)
     except ValueError:
-        raise BVHError(f"Frame Time {value!r} is not a number", path, i + 1) from None
+        raise BVHError(f"Frame Time {_show(value)} is not a number", path, i + 1) from None
     if not (frame_time > 0 and math.isfinite(frame_time)):
         raise BVHError(f"Frame Time must be a positive number of seconds, not {value}", path, i + 1)
+    if not math.isfinite(1.0 / frame_time):
+        raise BVHError(f"Frame Time {value} is too small: frames per second overflow", path, i + 1)
     return declared, frame_time, i + 1
 
 
@@ -277,7 +305,8 @@ def _parse_motion(lines: list[str], motion_line: int, joints: list[_Joint],
     n_channels = sum(len(c) for c in channels)
     body = lines[first:]
     if n_channels == 0:
-        values = np.zeros((declared, 0))
+        # No values to count, so each frame is a (blank) line: the file's size bounds the clip.
+        values = np.zeros((min(declared, len(body)), 0))
     else:
         values = _motion_values(body, first, n_channels, path)
     frames = values.shape[0]
@@ -323,14 +352,11 @@ def _diagnose_motion(body: list[str], first: int, n_channels: int, path: str) ->
                            path, lineno)
         for tok in tokens:
             try:
-                v = float(tok)
+                v = _float(tok)
             except ValueError:
                 raise BVHError(f"{_show(tok)} is not a number", path, lineno) from None
             if not math.isfinite(v):
                 raise BVHError(f"{_show(tok)} is not a finite number", path, lineno)
-            # float() takes what numpy does not (e.g. "1_0"); refuse it here too.
-            if "_" in tok:
-                raise BVHError(f"{_show(tok)} is not a number", path, lineno)
 
 
 def _content_line_indices(body: list[str]) -> list[int]:
@@ -391,7 +417,7 @@ def _euler_to_quat(angles: np.ndarray, order: str) -> np.ndarray:
 
 
 def _axis_quat(angle: np.ndarray, axis: str) -> np.ndarray:
-    q = np.zeros(angle.shape + (4,))
+    q = np.zeros((*angle.shape, 4))
     q[..., 0] = np.cos(angle / 2)
     q[..., 1 + "XYZ".index(axis)] = np.sin(angle / 2)
     return q
@@ -401,6 +427,8 @@ def _blender_names(raw: list[str]) -> list[str]:
     """Bone names as Blender's importer makes them: cut to 63 UTF-8 bytes, repeats get .001."""
     names: list[str] = []
     taken: set[str] = set()
+    # Per base, the first suffix not yet known taken: 10k joints of one name stay linear.
+    next_k: dict[str, int] = {}
     for name in raw:
         name = _cut_bytes(name, _MAX_NAME_BYTES)
         if name in taken:
@@ -408,7 +436,7 @@ def _blender_names(raw: list[str]) -> list[str]:
             m = re.match(r"^(.*)\.(\d{3,})$", name)
             if m:
                 base = m.group(1)
-            k = 1
+            k = next_k.get(base, 1)
             while True:
                 suffix = f".{k:03d}"
                 candidate = _cut_bytes(base, _MAX_NAME_BYTES - len(suffix)) + suffix
@@ -416,6 +444,7 @@ def _blender_names(raw: list[str]) -> list[str]:
                     name = candidate
                     break
                 k += 1
+            next_k[base] = k + 1
         taken.add(name)
         names.append(name)
     return names
@@ -505,7 +534,7 @@ def _fmt_row(values: np.ndarray) -> str:
 
 def _depth_first(parents: np.ndarray) -> list[int]:
     kids: list[list[int]] = [[] for _ in range(len(parents))]
-    roots = []
+    roots: list[int] = []
     for j, p in enumerate(parents):
         (kids[p] if p >= 0 else roots).append(j)
     order: list[int] = []
