@@ -175,7 +175,9 @@ def action_to_clip(obj: Any, action: Any = None, *, axis_forward: str = "-Z", ax
         kids = {p for p in parents if p >= 0}
         end_parents = [j for j in range(J) if j not in kids]
         end_offsets = ((tails[end_parents] - heads[end_parents]) @ conversion / scale).reshape(-1, 3)
-    clip_fps = _fps_from_keys(frames, fps if fps is not None else scene_fps())
+    if fps is None:
+        fps = settings.get("action_fps") or scene_fps()
+    clip_fps = _fps_from_keys(frames, fps)
     clip = Clip(names, parents, offsets, rotations, positions, clip_fps, channels=channels,
                 end_parents=end_parents, end_offsets=end_offsets, name=action.name,
                 events=_stored_events(action))
@@ -260,12 +262,14 @@ def check_bones(obj: Any, clip: Clip) -> None:
 
 def clip_to_action(clip: Clip, obj: Any, name: str, *, frame_start: float | None = None,
                    axis_forward: str = "-Z", axis_up: str = "Y", global_scale: float = 1.0,
-                   assign: bool = False) -> Any:
+                   assign: bool = False, action_fps: float | None = None,
+                   progress: Any = None) -> Any:
     """A new Action (unique name from `name`) on armature `obj` holding `clip`.
 
-    Keys at `frame_start + t * scene fps` (fractional frames allowed; default the scene's start
-    frame), LINEAR, with valid handles. Quaternion bones get sign-continuous quaternions, Euler
-    bones unwrapped Euler angles in their own rotation mode. Bones move only where the clip has
+    Keys at `frame_start + t * action_fps` (default the scene fps, so the clip plays in real time;
+    fractional frames allowed; `frame_start` defaults to the scene's), LINEAR, with valid handles.
+    Quaternion bones get sign-continuous quaternions, Euler bones unwrapped Euler angles in their
+    own rotation mode. Bones move only where the clip has
     position channels or translations that differ from the rest offsets. Never touches an existing
     action; with `assign`, the new action becomes the active one and the previously active action
     gets a fake user so that it is not lost on save.
@@ -286,14 +290,21 @@ def clip_to_action(clip: Clip, obj: Any, name: str, *, frame_start: float | None
                               > 1e-9 * max(1.0, float(np.abs(offsets_scaled[j]).max())))
                       for j in range(clip.n_joints)])
     start = float(_scene().frame_start) if frame_start is None else float(frame_start)
-    frames = start + clip.times * scene_fps()
+    frames = start + clip.times * (action_fps if action_fps is not None else scene_fps())
+    rotates = np.array([any(c.endswith("rotation") for c in clip.channels[j])
+                        or bool(quat.angle(clip.rotations[:, j], quat.identity()).max(initial=0.0) > 1e-12)
+                        for j in range(clip.n_joints)])
     previous = obj.animation_data.action if obj.animation_data else None
     action, slot = compat.new_action(name, obj)
     action.use_fake_user = not assign
     bag = compat.channelbag(action, slot, create=True)
     for j, bone in enumerate(names):
+        if progress is not None:
+            progress(j / max(len(names), 1))
         mode = obj.pose.bones[bone].rotation_mode
-        if mode == "QUATERNION":
+        if not rotates[j]:
+            pass
+        elif mode == "QUATERNION":
             values = quat.unroll(pose_rot[:, j], axis=0)
             prop = "rotation_quaternion"
         elif mode == "AXIS_ANGLE":
@@ -305,8 +316,10 @@ def clip_to_action(clip: Clip, obj: Any, name: str, *, frame_start: float | None
         else:
             values = armature.to_blender_euler(pose_rot[:, j], mode)
             prop = "rotation_euler"
-        for i in range(values.shape[1]):
-            compat.write_keys(compat.new_fcurve(bag, _path(bone, prop), i, group=bone), frames, values[:, i])
+        if rotates[j]:
+            for i in range(values.shape[1]):
+                compat.write_keys(compat.new_fcurve(bag, _path(bone, prop), i, group=bone), frames,
+                                  values[:, i])
         if moves[j]:
             for i in range(3):
                 compat.write_keys(compat.new_fcurve(bag, _path(bone, "location"), i, group=bone),

@@ -6,6 +6,7 @@ Every function raises `JobError` (or a subclass of ValueError) with a message me
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,3 +53,41 @@ def export_bvh(obj: Any, action: str | None, path: str | Path) -> Clip:
         raise JobError(f"action {clip.name!r} has no keys to export")
     bvh.save(clip, path)
     return clip
+
+
+def import_files(context: Any, paths: Sequence[str | Path], *, single_armature: bool = False,
+                 progress: Any = None, **options: Any) -> tuple[list[tuple[Any, Any]], list[str]]:
+    """Import BVH files and folders: ([(armature, action)], [error message per failed file]).
+
+    A bad file is reported and skipped; the rest still import. With `single_armature`, every file
+    after the first becomes another action on the first file's armature (skeletons must match).
+    """
+    from . import importer
+
+    done: list[tuple[Any, Any]] = []
+    failed: list[str] = []
+    files = importer.bvh_files(paths)
+    if not files:
+        raise JobError("no .bvh files to import")
+    for k, path in enumerate(files):
+        target = done[0][0] if (single_armature and done) else None
+
+        def step(fraction: float, k: int = k) -> None:
+            if progress is not None:
+                progress((k + fraction) / len(files))
+
+        try:
+            done.append(importer.import_bvh(context, path, target=target, progress=step, **options))
+        except USER_ERRORS as exc:
+            failed.append(f"{path.name}: {exc}" if str(path) not in str(exc) else str(exc))
+    return done, failed
+
+
+def save_blend(path: str | Path) -> None:
+    """Save the open file as a copy at `path` (Blender writes it atomically); the folder must exist."""
+    target = Path(path)
+    if not target.parent.is_dir():
+        raise JobError(f"folder {str(target.parent)!r} does not exist")
+    result = bpy.ops.wm.save_as_mainfile(filepath=str(target), copy=True, check_existing=False)
+    if result != {"FINISHED"}:
+        raise JobError(f"could not save {str(target)!r}")

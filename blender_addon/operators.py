@@ -2,13 +2,104 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import bpy
-from bpy.props import StringProperty
-from bpy_extras.io_utils import ExportHelper
+from bpy.props import (
+    BoolProperty,
+    CollectionProperty,
+    EnumProperty,
+    FloatProperty,
+    IntProperty,
+    StringProperty,
+)
+from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from . import jobs
+
+_AXES = [(a, a, f"{a} axis") for a in ("X", "Y", "Z", "-X", "-Y", "-Z")]
+
+
+class STRIDE_OT_import_bvh(bpy.types.Operator, ImportHelper):
+    """Import BVH motion capture as an armature with an action (fast, bulk keys; Stride keeps the
+    file's channel layout for exact read-back and export)"""
+
+    bl_idname = "stride.import_bvh"
+    bl_label = "Import BVH (Stride)"
+    bl_options = {"REGISTER", "UNDO", "PRESET"}
+
+    filename_ext = ".bvh"
+    filepath: StringProperty(subtype="FILE_PATH", options={"SKIP_SAVE"})  # type: ignore[valid-type]
+    directory: StringProperty(subtype="DIR_PATH", options={"SKIP_SAVE"})  # type: ignore[valid-type]
+    files: CollectionProperty(  # type: ignore[valid-type]
+        type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
+    filter_glob: StringProperty(default="*.bvh", options={"HIDDEN"})  # type: ignore[valid-type]
+    axis_forward: EnumProperty(name="Forward", items=_AXES, default="-Z")  # type: ignore[valid-type]
+    axis_up: EnumProperty(name="Up", items=_AXES, default="Y")  # type: ignore[valid-type]
+    global_scale: FloatProperty(  # type: ignore[valid-type]
+        name="Scale", default=1.0, min=1e-6, max=1e6, soft_min=0.001, soft_max=1000.0)
+    scale_preset: EnumProperty(  # type: ignore[valid-type]
+        name="Units", default="NONE", description="Convert file units to meters (times Scale)",
+        items=[("NONE", "As in file", "Keep the file's units"),
+               ("CMU_TO_METERS", "CMU to meters", "CMU units (0.05644 m)"),
+               ("CM_TO_METERS", "cm to meters", "Centimeters")])
+    rotate_mode: EnumProperty(  # type: ignore[valid-type]
+        name="Rotation", default="QUATERNION",
+        items=[("QUATERNION", "Quaternion", "Quaternion keys (no gimbal lock)"),
+               ("NATIVE", "Euler (native)", "Each bone's Euler order from the file")]
+        + [(m, f"Euler ({m})", f"Euler {m}") for m in ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")])
+    frame_start: IntProperty(name="Start Frame", default=1)  # type: ignore[valid-type]
+    use_fps_scale: BoolProperty(  # type: ignore[valid-type]
+        name="Scale FPS", default=False,
+        description="Key at the scene's rate, so the motion plays in real time (else one key per frame)")
+
+    def invoke(self, context: Any, event: Any) -> set[str]:  # type: ignore[override]
+        # Dropped files arrive with their path set: ask for the options, not for a file.
+        if self.filepath or len(self.files):
+            popup = getattr(self, "invoke_popup", None)
+            return popup(context) if popup else self.execute(context)
+        return ImportHelper.invoke(self, context, event)
+
+    def execute(self, context: Any) -> set[str]:  # type: ignore[override]
+        paths = [str(Path(self.directory) / f.name) for f in self.files if f.name] if self.directory else []
+        paths = paths or ([self.filepath] if self.filepath else [])
+        if not paths:
+            self.report({"ERROR"}, "Choose a .bvh file to import")
+            return {"CANCELLED"}
+        wm = context.window_manager
+        wm.progress_begin(0, 100)
+        try:
+            done, failed = jobs.import_files(
+                context, paths, progress=lambda f: wm.progress_update(int(100 * f)),
+                axis_forward=self.axis_forward, axis_up=self.axis_up, global_scale=self.global_scale,
+                rotate_mode=self.rotate_mode, frame_start=self.frame_start,
+                use_fps_scale=self.use_fps_scale, scale_preset=self.scale_preset)
+        except jobs.USER_ERRORS as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        finally:
+            wm.progress_end()
+        for message in failed:
+            self.report({"WARNING"} if done else {"ERROR"}, message)
+        if not done:
+            return {"CANCELLED"}
+        names = ", ".join(obj.name for obj, _ in done[:3]) + (" ..." if len(done) > 3 else "")
+        self.report({"INFO"}, f"Imported {len(done)} of {len(paths)} BVH file(s): {names}")
+        return {"FINISHED"}
+
+
+class STRIDE_FH_bvh(bpy.types.FileHandler):
+    """Drag and drop .bvh files into the 3D Viewport to import them with Stride."""
+
+    bl_idname = "STRIDE_FH_bvh"
+    bl_label = "BVH (Stride)"
+    bl_import_operator = "stride.import_bvh"
+    bl_file_extensions = ".bvh"
+
+    @classmethod
+    def poll_drop(cls, context: Any) -> bool:
+        return context.area is not None and context.area.type == "VIEW_3D"
 
 
 class STRIDE_OT_export_bvh(bpy.types.Operator, ExportHelper):  # type: ignore[misc]
@@ -39,12 +130,18 @@ def _menu_export(self: Any, context: Any) -> None:
     self.layout.operator(STRIDE_OT_export_bvh.bl_idname, text="Motion Capture (.bvh) - Stride")
 
 
+def _menu_import(self: Any, context: Any) -> None:
+    self.layout.operator(STRIDE_OT_import_bvh.bl_idname, text="Motion Capture (.bvh) - Stride")
+
+
 def register_menus() -> None:
+    bpy.types.TOPBAR_MT_file_import.append(_menu_import)  # type: ignore[arg-type]
     bpy.types.TOPBAR_MT_file_export.append(_menu_export)  # type: ignore[arg-type]
 
 
 def unregister_menus() -> None:
     bpy.types.TOPBAR_MT_file_export.remove(_menu_export)  # type: ignore[arg-type]
+    bpy.types.TOPBAR_MT_file_import.remove(_menu_import)  # type: ignore[arg-type]
 
 
-CLASSES = (STRIDE_OT_export_bvh,)
+CLASSES = (STRIDE_OT_import_bvh, STRIDE_FH_bvh, STRIDE_OT_export_bvh)

@@ -25,7 +25,9 @@ class VIEW3D_PT_stride(bpy.types.Panel):
             action = adt.action if adt is not None else None
             layout.label(text=obj.name, icon="ARMATURE_DATA")
             layout.label(text=action.name if action else "No action", icon="ACTION")
-        layout.operator("stride.export_bvh", icon="EXPORT")
+        row = layout.row(align=True)
+        row.operator("stride.import_bvh", text="Import BVH", icon="IMPORT")
+        row.operator("stride.export_bvh", text="Export BVH", icon="EXPORT")
 
 
 CLASSES = (VIEW3D_PT_stride,)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import axes, quat
+from .clip import POSITION_CHANNELS, Clip
 
 EULER_MODES = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
 
@@ -84,3 +85,73 @@ def from_blender_axis_angle(values: np.ndarray) -> np.ndarray:
     norm = np.linalg.norm(axis, axis=-1, keepdims=True)
     unit = np.where(norm > 0, axis / np.where(norm > 0, norm, 1.0), np.array([0.0, 1.0, 0.0]))
     return quat.from_scaled_angle_axis(unit * values[..., :1])
+
+
+def rest_bones(clip: Clip, global_scale: float = 1.0, *,
+               legacy_multi_child_tail: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(heads [J, 3], tails [J, 3], connected [J] bool) of the bones Blender's BVH importer builds
+    for `clip`, in BVH axes before the axis conversion (scaled by `global_scale`).
+
+    Follows `io_anim_bvh` rule for rule, quirks included, so an armature built from these matches
+    Blender's: a tail is the End Site, else the only child's head, else the mean of the children's
+    heads; a bone shorter than 0.001 x scale is lengthened along +Y (by scale / 10 when flagged
+    while reading, then by the parent's length or the mean bone length when building). Blender
+    before 4.5 measured a branching joint's length against the mean of its children's offsets
+    alone (`legacy_multi_child_tail`).
+    """
+    s = float(global_scale)
+    J = clip.n_joints
+    parents = clip.parents
+    head_local = clip.offsets * s
+    head_world = head_local.copy()
+    for j in range(J):
+        if parents[j] >= 0:
+            head_world[j] += head_world[parents[j]]
+    kids: list[list[int]] = [[] for _ in range(J)]
+    for j in range(J):
+        if parents[j] >= 0:
+            kids[parents[j]].append(j)
+    tail_world = np.full((J, 3), np.nan)
+    tail_local = np.full((J, 3), np.nan)
+    # The last End Site of a joint wins, as when the importer reads them in order.
+    for p, offset in zip(clip.end_parents.tolist(), clip.end_offsets * s, strict=True):
+        tail_world[p] = head_world[p] + offset
+        tail_local[p] = head_local[p] + offset
+    for j in range(J):
+        if not np.isnan(tail_world[j, 0]):
+            continue
+        if not kids[j]:
+            tail_world[j] = head_world[j]
+            tail_local[j] = head_local[j]
+        elif len(kids[j]) == 1:
+            tail_world[j] = head_world[kids[j][0]]
+            tail_local[j] = head_local[j] + head_local[kids[j][0]]
+        else:
+            tail_world[j] = head_world[kids[j]].mean(axis=0)
+            mean_local = head_local[kids[j]].mean(axis=0)
+            tail_local[j] = mean_local if legacy_multi_child_tail else head_local[j] + mean_local
+    # Reading: "zero length node", pushed up along +Y by scale / 10.
+    short = np.linalg.norm(tail_local - head_local, axis=-1) <= 0.001 * s
+    tail_local[short, 1] += s / 10
+    tail_world[short, 1] += s / 10
+    lengths = np.linalg.norm(head_local - tail_local, axis=-1)
+    nonzero = lengths[lengths != 0]
+    mean_length = float(nonzero.mean()) if nonzero.size else 0.1
+    # Building: a bone still under 0.001 (absolute) borrows its parent's extent or the mean length.
+    heads, tails = head_world, tail_world.copy()
+    zero_area = np.linalg.norm(heads - tails, axis=-1) < 0.001
+    for j in np.nonzero(zero_area)[0].tolist():
+        parent = int(parents[j])
+        if parent >= 0:
+            ofs = head_local[parent] - tail_local[parent]
+            if np.linalg.norm(ofs):
+                tails[j] = tails[j] - ofs
+                continue
+        tails[j, 1] += mean_length
+    has_loc = np.array([any(c in POSITION_CHANNELS for c in ch) for ch in clip.channels])
+    connected = np.zeros(J, dtype=bool)
+    for j in range(J):
+        p = parents[j]
+        if p >= 0 and not has_loc[j] and not zero_area[p]:
+            connected[j] = bool(np.array_equal(tail_local[p], head_local[j]))
+    return heads, tails, connected

@@ -1,0 +1,159 @@
+"""Stride's BVH import against Blender's own importer, on the real CMU files."""
+# mypy: disable-error-code="attr-defined"
+
+from __future__ import annotations
+
+import shutil
+
+import bpy
+import numpy as np
+import pytest
+from blender_fixtures import blender_import
+from fixtures import CMU, cmu_path
+from test_bridge import assert_same_motion
+
+from core import bvh
+
+
+def stride_import(path, undo=False, **options):
+    before = set(bpy.data.objects)
+    if undo:
+        bpy.ops.ed.undo_push(message="before import")
+    args = ("EXEC_DEFAULT", True) if undo else ()
+    assert bpy.ops.stride.import_bvh(*args, filepath=str(path), **options) == {"FINISHED"}
+    (obj,) = set(bpy.data.objects) - before
+    return obj
+
+
+def bone_table(obj):
+    bones = obj.data.bones
+    names = [b.name for b in bones]
+    parents = [b.parent.name if b.parent else None for b in bones]
+    heads = np.array([tuple(b.head_local) for b in bones])
+    tails = np.array([tuple(b.tail_local) for b in bones])
+    rest = np.array([[list(r) for r in b.matrix_local] for b in bones])
+    return names, parents, heads, tails, rest
+
+
+def posed(obj, frame):
+    bpy.context.scene.frame_set(frame)
+    return np.array([[list(r) for r in pb.matrix] for pb in obj.pose.bones])
+
+
+@pytest.mark.parametrize("name", sorted(CMU))
+def test_stride_import_builds_blenders_armature_and_reads_back_as_the_file(name, scene, stride):
+    scene.render.fps = 120
+    theirs = blender_import(cmu_path(name), rotate_mode="QUATERNION")
+    ours = stride_import(cmu_path(name))
+    want = bvh.load(cmu_path(name))
+    h = want.height
+    n1, p1, heads1, tails1, rest1 = bone_table(theirs)
+    n2, p2, heads2, tails2, rest2 = bone_table(ours)
+    assert n2 == n1 and p2 == p1
+    assert np.abs(heads2 - heads1).max() <= 1e-5 * h
+    assert np.abs(tails2 - tails1).max() <= 1e-5 * h
+    assert np.abs(rest2[:, :3, :3] - rest1[:, :3, :3]).max() <= 1e-5  # rolls included
+    assert list(ours.matrix_world) == list(theirs.matrix_world)
+    for frame in (1, 2, want.n_frames // 2, want.n_frames):
+        a, b = posed(theirs, frame), posed(ours, frame)
+        assert np.abs(a[:, :3, :3] - b[:, :3, :3]).max() <= 1e-5, frame
+        assert np.abs(a[:, :3, 3] - b[:, :3, 3]).max() <= 1e-5 * h, frame
+    got = stride.bridge.action_to_clip(ours)
+    assert_same_motion(got, want)
+    assert got.channels == want.channels
+
+
+@pytest.mark.parametrize("options", [
+    {"rotate_mode": "NATIVE"}, {"rotate_mode": "ZXY", "axis_forward": "Y", "axis_up": "Z"},
+    {"global_scale": 100.0, "frame_start": 10}, {"use_fps_scale": True},
+    {"scale_preset": "CMU_TO_METERS"}, {"rotate_mode": "XYZ", "axis_forward": "-Y", "axis_up": "-X"},
+], ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items()))
+def test_stride_import_options_read_back_exactly(options, scene, stride):
+    obj = stride_import(cmu_path("131_01"), **options)
+    want = bvh.load(cmu_path("131_01"))
+    got = stride.bridge.action_to_clip(obj)  # the stored settings say how to read it
+    # Stride writes Euler angles computed in float64: no gimbal-lock loss, one tolerance for all.
+    assert_same_motion(got, want)
+    action = obj.animation_data.action
+    curves = stride.compat.fcurves(action, stride.compat.action_slot(action, obj))
+    first = min(fc.keyframe_points[0].co[0] for fc in curves)
+    assert first == options.get("frame_start", 1)
+
+
+def test_import_then_export_gives_the_file_back(scene, stride, tmp_path):
+    obj = stride_import(cmu_path("131_03"))
+    out = tmp_path / "again.bvh"
+    assert bpy.ops.stride.export_bvh(filepath=str(out)) == {"FINISHED"}
+    assert obj.name in bpy.data.objects
+    assert_same_motion(bvh.load(out), bvh.load(cmu_path("131_03")))
+    assert bvh.load(out).channels == bvh.load(cmu_path("131_03")).channels
+
+
+def test_undo_after_import_removes_armature_and_action(scene):
+    blender_import(cmu_path("02_03"), undo=True)
+    objects = sorted(o.name for o in bpy.data.objects)
+    actions = sorted(a.name for a in bpy.data.actions)
+    armatures = sorted(a.name for a in bpy.data.armatures)
+    bpy.ops.ed.undo_push(message="before stride import")
+    assert bpy.ops.stride.import_bvh("EXEC_DEFAULT", True, filepath=str(cmu_path("09_01"))) == {"FINISHED"}
+    assert "09_01" in bpy.data.objects
+    bpy.ops.ed.undo()
+    assert sorted(o.name for o in bpy.data.objects) == objects
+    assert sorted(a.name for a in bpy.data.actions) == actions
+    assert sorted(a.name for a in bpy.data.armatures) == armatures
+
+
+def test_malformed_file_reports_file_and_line_and_adds_nothing(scene, tmp_path):
+    bad = tmp_path / "bad.bvh"
+    text = cmu_path("09_01").read_text().splitlines()
+    row = text[200].split()
+    row[3] = "nan"
+    text[200] = " ".join(row)
+    bad.write_text("\n".join(text) + "\n")
+    with pytest.raises(RuntimeError, match=r"bad\.bvh, line 201: 'nan' is not a finite number"):
+        bpy.ops.stride.import_bvh(filepath=str(bad))
+    assert len(bpy.data.objects) == 0 and len(bpy.data.actions) == 0 and len(bpy.data.armatures) == 0
+
+
+def test_folder_import_continues_past_a_bad_file(scene, tmp_path):
+    shutil.copy(cmu_path("09_01"), tmp_path / "a_good.bvh")
+    (tmp_path / "b_bad.bvh").write_text("HIERARCHY\nROOT Hips\n{\n")
+    shutil.copy(cmu_path("02_03"), tmp_path / "c_good.bvh")
+    files = [{"name": "a_good.bvh"}, {"name": "b_bad.bvh"}, {"name": "c_good.bvh"}]
+    result = bpy.ops.stride.import_bvh(directory=str(tmp_path), files=files)
+    assert result == {"FINISHED"}
+    assert sorted(o.name for o in bpy.data.objects) == ["a_good", "c_good"]
+    assert sorted(a.name for a in bpy.data.actions) == ["a_good", "c_good"]
+
+
+def test_drag_and_drop_handler_is_registered_for_bvh():
+    handler = bpy.types.STRIDE_FH_bvh
+    assert handler.bl_import_operator == "stride.import_bvh"
+    assert handler.bl_file_extensions == ".bvh"
+
+
+def test_cli_import_writes_a_blend_and_skips_bad_files(scene, stride, tmp_path, capsys):
+    bad = tmp_path / "bad.bvh"
+    bad.write_text("HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0\n")
+    out = tmp_path / "out.blend"
+    code = stride.cli.main(["import", str(cmu_path("02_01")), str(bad), str(cmu_path("02_03")),
+                            "--out", str(out), "--single-armature"])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "bad.bvh, line 4: OFFSET needs 3 numbers, found 2" in err
+    bpy.ops.wm.open_mainfile(filepath=str(out))
+    arms = [o for o in bpy.data.objects if o.type == "ARMATURE"]
+    assert [o.name for o in arms] == ["02_01"]
+    assert sorted(a.name for a in bpy.data.actions) == ["02_01", "02_03"]
+    assert stride.cli.main(["import", str(cmu_path("09_01")), "--out", str(tmp_path / "one.blend")]) == 0
+    assert (tmp_path / "one.blend").is_file()
+
+
+def test_cli_single_armature_refuses_a_different_skeleton(scene, stride, tmp_path, capsys):
+    out = tmp_path / "mixed.blend"
+    code = stride.cli.main(["import", str(cmu_path("02_01")), str(cmu_path("131_01")), "--out", str(out),
+                            "--single-armature"])
+    assert code == 1
+    assert "has no bone 'LeftHip'" in capsys.readouterr().err
+    bpy.ops.wm.open_mainfile(filepath=str(out))
+    assert [a.name for a in bpy.data.actions] == ["02_01"]
