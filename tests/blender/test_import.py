@@ -36,7 +36,9 @@ def bone_table(obj):
 
 
 def posed(obj, frame):
-    bpy.context.scene.frame_set(frame)
+    scene = bpy.context.scene
+    assert scene is not None
+    scene.frame_set(frame)
     return np.array([[list(r) for r in pb.matrix] for pb in obj.pose.bones])
 
 
