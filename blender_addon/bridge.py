@@ -87,13 +87,19 @@ def _bones(obj: Any, settings: dict[str, Any]) -> tuple[list[str], list[int]]:
 
 
 def _rest(obj: Any, names: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(rest rotations M [J, 4], heads [J, 3], tails [J, 3]) in armature space."""
+    """(rest rotations M [J, 4], heads [J, 3], tails [J, 3]) in armature space, in `names` order."""
     bones = obj.data.bones
-    mats = np.array([[list(row) for row in bones[n].matrix_local.to_3x3()] for n in names],
-                    dtype=np.float64).reshape(len(names), 3, 3)
-    heads = np.array([tuple(bones[n].head_local) for n in names], dtype=np.float64).reshape(-1, 3)
-    tails = np.array([tuple(bones[n].tail_local) for n in names], dtype=np.float64).reshape(-1, 3)
-    return quat.normalize(quat.from_matrix(mats)), heads, tails
+    n = len(bones)
+    mats = np.empty(n * 16, dtype=np.float32)
+    heads = np.empty(n * 3, dtype=np.float32)
+    tails = np.empty(n * 3, dtype=np.float32)
+    bones.foreach_get("matrix_local", mats)  # column-major per bone
+    bones.foreach_get("head_local", heads)
+    bones.foreach_get("tail_local", tails)
+    order = [bones.find(name) for name in names]
+    rot = mats.reshape(n, 4, 4).transpose(0, 2, 1)[order, :3, :3].astype(np.float64)
+    return (quat.normalize(quat.from_matrix(rot)), heads.reshape(n, 3)[order].astype(np.float64),
+            tails.reshape(n, 3)[order].astype(np.float64))
 
 
 def _relative_heads(heads: np.ndarray, parents: list[int], conversion: np.ndarray) -> np.ndarray:
@@ -141,7 +147,8 @@ def action_to_clip(obj: Any, action: Any = None, *, axis_forward: str = "-Z", ax
     rest, heads, tails = _rest(obj, names)
     rel_heads = _relative_heads(heads, parents, conversion)
     curves = {(fc.data_path, fc.array_index): fc for fc in compat.fcurves(action, slot)}
-    frames = _key_frames(curves.values())
+    keys = {k: compat.read_keys(fc) for k, fc in curves.items() if len(fc.keyframe_points)}
+    frames = _key_frames(list(keys.values()))
     T, J = len(frames), len(names)
     pose_rot = np.empty((T, J, 4))
     pose_loc = np.zeros((T, J, 3))
@@ -150,19 +157,19 @@ def action_to_clip(obj: Any, action: Any = None, *, axis_forward: str = "-Z", ax
         pb = obj.pose.bones[name]
         mode = pb.rotation_mode
         if mode == "QUATERNION":
-            values = _channel(curves, _path(name, "rotation_quaternion"), tuple(pb.rotation_quaternion),
+            values = _channel(curves, keys, _path(name, "rotation_quaternion"), tuple(pb.rotation_quaternion),
                               frames)
             pose_rot[:, j] = quat.normalize(values)
         elif mode == "AXIS_ANGLE":
-            values = _channel(curves, _path(name, "rotation_axis_angle"), tuple(pb.rotation_axis_angle),
+            values = _channel(curves, keys, _path(name, "rotation_axis_angle"), tuple(pb.rotation_axis_angle),
                               frames)
             pose_rot[:, j] = armature.from_blender_axis_angle(values)
         else:
-            values = _channel(curves, _path(name, "rotation_euler"), tuple(pb.rotation_euler), frames)
+            values = _channel(curves, keys, _path(name, "rotation_euler"), tuple(pb.rotation_euler), frames)
             pose_rot[:, j] = armature.from_blender_euler(values, mode)
         loc_path = _path(name, "location")
         has_loc[j] = any((loc_path, i) in curves for i in range(3))
-        pose_loc[:, j] = _channel(curves, loc_path, tuple(pb.location), frames)
+        pose_loc[:, j] = _channel(curves, keys, loc_path, tuple(pb.location), frames)
     rotations = armature.pose_to_local(rest, pose_rot, conversion)
     translations = armature.pose_location_to_translation(rest, rel_heads, pose_loc, conversion, scale)
     offsets = rel_heads / scale
@@ -184,9 +191,9 @@ def action_to_clip(obj: Any, action: Any = None, *, axis_forward: str = "-Z", ax
     return clip
 
 
-def _key_frames(curves: Any) -> np.ndarray:
+def _key_frames(keys: list[np.ndarray]) -> np.ndarray:
     """Frames to sample: the shared key frames of all curves, else a grid at their key spacing."""
-    keyed = [compat.read_keys(fc)[:, 0] for fc in curves if len(fc.keyframe_points)]
+    keyed = [k[:, 0] for k in keys]
     if not keyed:
         return np.zeros(0)
     shared = keyed[0]
@@ -209,18 +216,20 @@ def _fps_from_keys(frames: np.ndarray, action_fps: float) -> float:
     return snap_fps(step / action_fps)
 
 
-def _channel(curves: dict[tuple[str, int], Any], path: str, default: tuple[float, ...],
-             frames: np.ndarray) -> np.ndarray:
-    """[T, n] values of an array property over `frames`; unkeyed indices keep the pose value."""
+def _channel(curves: dict[tuple[str, int], Any], keys: dict[tuple[str, int], np.ndarray], path: str,
+             default: tuple[float, ...], frames: np.ndarray) -> np.ndarray:
+    """[T, n] values of an array property over `frames`; unkeyed indices keep the pose value.
+
+    Keys on the sampled frames are used as they are; other curves are evaluated by Blender."""
     out = np.repeat(np.asarray(default, dtype=np.float64)[None], len(frames), axis=0)
     for i in range(len(default)):
-        fc = curves.get((path, i))
-        if fc is None or not len(fc.keyframe_points):
+        k = keys.get((path, i))
+        if k is None:
             continue
-        keys = compat.read_keys(fc)
-        if len(keys) == len(frames) and np.array_equal(keys[:, 0], frames.astype(np.float32)):
-            out[:, i] = keys[:, 1]
+        if len(k) == len(frames) and np.array_equal(k[:, 0], frames):
+            out[:, i] = k[:, 1]
         else:
+            fc = curves[(path, i)]
             out[:, i] = [fc.evaluate(float(f)) for f in frames]
     return out
 

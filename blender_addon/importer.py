@@ -115,11 +115,11 @@ def _build_armature(context: Any, clip: Clip, name: str, scale: float, axis_forw
             pose_bone.rotation_mode = order if len(order) == 3 else "XYZ"
         else:
             pose_bone.rotation_mode = rotate_mode
-    # As Blender's importer: bones built in BVH axes, then the armature rotated into Blender's.
+    # As Blender's importer: bones built in BVH axes, then the armature rotated into Blender's
+    # (its transform_apply calls the same armature transform, without an operator's scene update).
     conversion = armature.axis_conversion(axis_forward, axis_up)
     rows = [[*conversion[i].tolist(), 0.0] for i in range(3)] + [[0.0, 0.0, 0.0, 1.0]]
-    obj.matrix_world = Matrix(rows)  # a Matrix, not a nested list: RNA reads lists column-major
-    bpy.ops.object.transform_apply(location=False, rotation=True, scale=False)
+    data.transform(Matrix(rows))  # a Matrix, not a nested list: RNA reads lists column-major
     return obj
 
 

@@ -33,14 +33,19 @@ def axis_conversion(from_forward: str = "-Z", from_up: str = "Y", to_forward: st
 def pose_to_local(rest: np.ndarray, pose: np.ndarray, conversion: np.ndarray) -> np.ndarray:
     """BVH local rotations L = C^T M B M^T C from rest rotations M [J, 4] and pose rotations
     B [T, J, 4]; `conversion` is C as a 3x3 matrix."""
-    c = quat.from_matrix(conversion)
-    return quat.mul(quat.inv_mul(c, quat.mul(rest, quat.mul_inv(pose, rest))), c)
+    r = _rest_to_bvh(rest, conversion)
+    return quat.mul(r, quat.mul_inv(pose, r))
 
 
 def local_to_pose(rest: np.ndarray, local: np.ndarray, conversion: np.ndarray) -> np.ndarray:
     """Pose rotations B = M^T C L C^T M, the inverse of `pose_to_local`."""
-    c = quat.from_matrix(conversion)
-    return quat.mul(quat.inv_mul(rest, quat.mul(c, quat.mul_inv(local, c))), rest)
+    r = _rest_to_bvh(rest, conversion)
+    return quat.inv_mul(r, quat.mul(local, r))
+
+
+def _rest_to_bvh(rest: np.ndarray, conversion: np.ndarray) -> np.ndarray:
+    """Per joint r = C^T M [J, 4]: both conversions are one conjugation, L = r B r^-1."""
+    return quat.inv_mul(quat.from_matrix(conversion), rest)
 
 
 def pose_location_to_translation(rest: np.ndarray, head: np.ndarray, location: np.ndarray,

@@ -264,7 +264,23 @@ def from_euler(angles: npt.ArrayLike, order: str) -> Array:
     """Intrinsic Euler angles `[..., 3]` (radians, BVH channel order, e.g. 'ZXY') -> `[..., 4]`."""
     i, j, k = _parse_order(order)
     a = _f(angles)
-    return mul(mul(_axis_quat(a[..., 0], i), _axis_quat(a[..., 1], j)), _axis_quat(a[..., 2], k))
+    if i == k:
+        return mul(mul(_axis_quat(a[..., 0], i), _axis_quat(a[..., 1], j)), _axis_quat(a[..., 2], k))
+    # Tait-Bryan: the product q_i(a) q_j(b) q_k(c) written out (e = parity of (i, j, k)), one pass
+    # instead of two full products: importing 10k frames x 31 joints spends its time here.
+    e = 1.0 if (j - i) % 3 == 1 else -1.0
+    half = 0.5 * a
+    c = np.cos(half)
+    s = np.sin(half)
+    ca, cb, cc = c[..., 0], c[..., 1], c[..., 2]
+    sa, sb, sc = s[..., 0], s[..., 1], s[..., 2]
+    cacb, sasb = ca * cb, sa * sb
+    q = np.empty((*a.shape[:-1], 4))
+    q[..., 0] = cacb * cc - e * sasb * sc
+    q[..., 1 + i] = sa * cb * cc + e * ca * sb * sc
+    q[..., 1 + j] = ca * sb * cc - e * sa * cb * sc
+    q[..., 1 + k] = cacb * sc + e * sasb * cc
+    return q
 
 
 def to_euler(q: npt.ArrayLike, order: str) -> Array:

@@ -1,0 +1,162 @@
+"""Stride inside Blender against Blender's own ways, side by side in one run.
+
+    python build.py bench blender [--blender 4.5]
+
+- write: `clip_to_action` (bulk foreach_set) vs a `keyframe_insert` loop, 31 joints x 1000 frames
+- read: `action_to_clip` (bulk foreach_get) vs stepping `scene.frame_set` and reading the pose
+- import: `stride.import_bvh` vs `bpy.ops.import_anim.bvh` on a 10,000-frame, 31-joint file
+
+Runs itself inside a `bpy` wheel's Python with the built extension installed (as the tests do).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGETS = {"write": 50.0, "read": 20.0, "import": 10.0}
+
+
+def outside_blender(argv: list[str]) -> int:
+    sys.path.insert(0, str(ROOT))
+    import build
+
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--blender", default=build.DEFAULT_BLENDER, choices=list(build.BLENDER))
+    args = parser.parse_args(argv)
+    zip_path = build.build_extension()
+    env = dict(os.environ, STRIDE_EXTENSION_ZIP=str(zip_path), PYTHONPATH=str(ROOT))
+    return subprocess.run([build.blender_python(args.blender), __file__], env=env).returncode
+
+
+def median_time(fn, repeat: int = 3) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def inside_blender() -> int:
+    os.environ["BLENDER_USER_RESOURCES"] = tempfile.mkdtemp(prefix="stride-bench-")
+    import importlib
+
+    import bpy
+    import numpy as np
+
+    from core import bvh
+
+    bpy.ops.extensions.package_install_files(filepath=os.environ["STRIDE_EXTENSION_ZIP"],
+                                             repo="user_default", enable_on_install=True)
+    stride = importlib.import_module("bl_ext.user_default.stride")
+    source = ROOT / "tests" / "data" / "cmu" / "subject02" / "02_01.bvh"
+    walk = bvh.load(source)
+    rows = []
+
+    # -- write and read: one skeleton, 1000 frames -------------------------------------------------
+    bpy.ops.wm.read_homefile(use_empty=True)
+    scene = bpy.context.scene
+    scene.render.fps = 120
+    bpy.ops.stride.import_bvh(filepath=str(source))
+    obj = bpy.context.active_object
+    reps = -(-1000 // walk.n_frames)
+    clip = walk.replace(rotations=np.tile(walk.rotations, (reps, 1, 1))[:1000],
+                        positions=np.tile(walk.positions, (reps, 1, 1))[:1000])
+    n_keys = 0
+    action = None
+
+    def stride_write():
+        nonlocal action, n_keys
+        action = stride.bridge.clip_to_action(clip, obj, "bench write", frame_start=1)
+        n_keys = sum(len(fc.keyframe_points)
+                     for fc in stride.compat.fcurves(action, stride.compat.action_slot(action, obj)))
+
+    t_write = median_time(stride_write)
+    stride.compat.assign(obj, action)
+    # The same pose values, keyed one by one as a script without Stride would.
+    pose = stride.core.armature.local_to_pose(
+        stride.bridge._rest(obj, clip.names)[0], clip.rotations, stride.core.armature.axis_conversion())
+    loose, _ = stride.compat.new_action("bench keyframe_insert", obj)
+    stride.compat.assign(obj, loose)
+    bones = [obj.pose.bones[n] for n in clip.names]
+    t0 = time.perf_counter()
+    for f in range(clip.n_frames):
+        for j, pb in enumerate(bones):
+            pb.rotation_quaternion = pose[f, j].tolist()
+            pb.keyframe_insert("rotation_quaternion", frame=1 + f)
+        bones[0].keyframe_insert("location", frame=1 + f)
+    t_insert = time.perf_counter() - t0
+    rows.append(("write 31 joints x 1000 frames", f"{n_keys} keys", t_write, t_insert, TARGETS["write"]))
+
+    stride.compat.assign(obj, action)
+    t_read = median_time(lambda: stride.bridge.action_to_clip(obj))
+
+    def step_frames():
+        out = np.empty((clip.n_frames, len(bones), 4))
+        for f in range(clip.n_frames):
+            scene.frame_set(1 + f)
+            for j, pb in enumerate(bones):
+                out[f, j] = pb.rotation_quaternion
+        return out
+
+    t_step = median_time(step_frames, repeat=1)
+    rows.append(("read 31 joints x 1000 frames", "frame_set + pose", t_read, t_step, TARGETS["read"]))
+
+    # -- import: 10,000 frames ---------------------------------------------------------------------
+    big = Path(tempfile.mkdtemp(prefix="stride-bench-")) / "walk_10k.bvh"
+    reps = -(-10000 // walk.n_frames)
+    bvh.save(walk.replace(rotations=np.tile(walk.rotations, (reps, 1, 1))[:10000],
+                          positions=np.tile(walk.positions, (reps, 1, 1))[:10000]), big)
+
+    def fresh():
+        bpy.ops.wm.read_homefile(use_empty=True)
+        bpy.context.scene.render.fps = 120
+
+    def stride_import():
+        fresh()
+        bpy.ops.stride.import_bvh(filepath=str(big))
+
+    def blender_import():
+        fresh()
+        bpy.ops.import_anim.bvh(filepath=str(big), rotate_mode="QUATERNION")
+
+    t_stride_import = median_time(stride_import)
+    t_blender_import = median_time(blender_import, repeat=1)
+    rows.append(("import 10,000 frames x 31 joints", f"{big.stat().st_size / 1e6:.1f} MB BVH",
+                 t_stride_import, t_blender_import, TARGETS["import"]))
+
+    print(f"Blender {bpy.app.version_string}, Python {platform.python_version()}, numpy {np.__version__}, "
+          f"{platform.machine()} {platform.processor() or ''}, {os.cpu_count()} cores")
+    header = f"{'operation':<34} {'size':<18} {'Stride s':>9} {'Blender s':>10} {'ratio':>8} {'target':>7}"
+    print(header)
+    print("-" * len(header))
+    results = []
+    for op, size, ours, theirs, target in rows:
+        ratio = theirs / ours
+        status = "PASS" if ratio >= target else "MISS"
+        print(f"{op:<34} {size:<18} {ours:>9.3f} {theirs:>10.3f} {ratio:>7.0f}x {target:>5.0f}x  {status}")
+        results.append({"operation": op, "stride_s": ours, "blender_s": theirs, "ratio": ratio,
+                        "target": target})
+    print("baselines: keyframe_insert per bone per frame; scene.frame_set per frame; "
+          "bpy.ops.import_anim.bvh (QUATERNION)")
+    print(json.dumps(results), file=sys.stderr)
+    return 0 if all(r["ratio"] >= r["target"] for r in results) else 1
+
+
+if __name__ == "__main__":
+    import importlib.util
+
+    # Only look for bpy: importing it here would read the user's config before the temp dir is set.
+    if importlib.util.find_spec("bpy") is None:
+        sys.exit(outside_blender(sys.argv[1:]))
+    sys.exit(inside_blender())
