@@ -1,15 +1,49 @@
-"""Root motion: heading on the floor and the character frame.
+"""Root motion: heading on the floor, the character frame, and trajectory + residual.
 
 Heading is the yaw, about `up`, that turns the rest pose's facing (`clip.forward`) onto the root's
 current facing projected on the floor. Angles are radians, counter-clockwise seen from above.
+
+Root motion splits into a **trajectory** and a **residual**, per frame t:
+
+- trajectory: a planar position P_t on the floor plane through the origin (up component 0) and a
+  heading h_t (radians, unwrapped over time). Unsmoothed, P_t is the root's floor projection and
+  h_t its heading; `smooth` (seconds) low-passes both.
+- residual: the root's world transform (R_t, x_t) seen from the trajectory's frame
+  Y_t = yaw_quat(h_t, up):  rotation = inv(Y_t) R_t,  position = inv(Y_t) (x_t - P_t).
+  Its up component is the root's height; its floor components are the sway off the trajectory
+  (zero unless smoothed); its rotation is the hip rotation relative to the heading.
+
+Composing is the inverse, R_t = Y_t rotation, x_t = P_t + Y_t position, exact to rounding.
+The root may sit below other joints (a static dummy ROOT above the hips): its world transform
+comes from forward kinematics of its parent chain, and writing one back goes through the parent's
+world transform, so the joints above the root are never changed (except by `reanchor`, which
+moves the whole clip).
 """
 
 from __future__ import annotations
 
-import numpy as np
+from typing import NamedTuple
 
-from . import quat
+import numpy as np
+import numpy.typing as npt
+
+from . import quat, skeleton
 from .clip import Clip
+
+
+class Trajectory(NamedTuple):
+    """Root trajectory on the floor: `position` [T, 3] (up component 0), `heading` [T] radians."""
+
+    position: np.ndarray
+    heading: np.ndarray
+
+
+class Residual(NamedTuple):
+    """Root motion relative to the trajectory frame: `position` [T, 3] (height along up, sway
+    along the floor), `rotation` [T, 4] (the root's world rotation with the heading taken off)."""
+
+    position: np.ndarray
+    rotation: np.ndarray
 
 
 def floor_axes(up: np.ndarray, forward: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -24,10 +58,14 @@ def floor_axes(up: np.ndarray, forward: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 def heading(clip: Clip, world_rot: np.ndarray | None = None) -> np.ndarray:
     """[T] root heading in radians (0 = facing the rest pose's forward), not unwrapped."""
-    if world_rot is None:
-        world_rot, _ = clip.fk()
-    facing = quat.mul_vec(world_rot[:, clip.root], clip.forward)
-    fwd, side = floor_axes(clip.up, clip.forward)
+    rot = root_world(clip)[0] if world_rot is None else world_rot[:, clip.root]
+    return _heading(rot, clip.up, clip.forward)
+
+
+def _heading(rot: np.ndarray, up: np.ndarray, forward: np.ndarray) -> np.ndarray:
+    """[...] heading of rotations [..., 4]: the yaw taking `forward` to R forward on the floor."""
+    facing = quat.mul_vec(rot, forward)
+    fwd, side = floor_axes(up, forward)
     return np.arctan2(facing @ side, facing @ fwd)
 
 
@@ -49,3 +87,147 @@ def character_positions(clip: Clip) -> np.ndarray:
     ground = world_pos[:, clip.root] - np.outer(world_pos[:, clip.root] @ up, up)
     unturn = quat.inv(yaw_quat(heading(clip, world_rot), up))
     return quat.mul_vec(unturn[:, None], world_pos - ground[:, None])
+
+
+# -- the root's world transform ------------------------------------------------------------------
+
+
+def _parent_world(clip: Clip) -> tuple[np.ndarray, np.ndarray] | None:
+    """World (rotation [T, 4], position [T, 3]) of the root's parent, None for a top-level root."""
+    above = skeleton.chain(clip.parents, clip.root)[:-1]
+    if not above:
+        return None
+    # FK along the chain alone: each joint's world transform depends only on its ancestors.
+    grot, gpos = quat.fk(clip.rotations[:, above], clip.positions[:, above], np.arange(len(above)) - 1)
+    return grot[:, -1], gpos[:, -1]
+
+
+def root_world(clip: Clip) -> tuple[np.ndarray, np.ndarray]:
+    """World (rotation [T, 4], position [T, 3]) of the motion root (`clip.root`), file units."""
+    j = clip.root
+    parent = _parent_world(clip)
+    if parent is None:
+        return clip.rotations[:, j].copy(), clip.positions[:, j].copy()
+    prot, ppos = parent
+    return quat.mul(prot, clip.rotations[:, j]), ppos + quat.mul_vec(prot, clip.positions[:, j])
+
+
+def with_root_world(clip: Clip, rotation: npt.ArrayLike, position: npt.ArrayLike) -> Clip:
+    """A copy whose motion root has world rotation [T, 4] and position [T, 3]; every other joint's
+    local motion is kept (so the body follows the root)."""
+    j = clip.root
+    rot, pos = clip.rotations.copy(), clip.positions.copy()
+    rotation = np.broadcast_to(np.asarray(rotation, dtype=np.float64), (clip.n_frames, 4))
+    position = np.broadcast_to(np.asarray(position, dtype=np.float64), (clip.n_frames, 3))
+    parent = _parent_world(clip)
+    if parent is None:
+        rot[:, j], pos[:, j] = rotation, position
+    else:
+        prot, ppos = parent
+        rot[:, j] = quat.inv_mul(prot, rotation)
+        pos[:, j] = quat.mul_vec(quat.inv(prot), position - ppos)
+    return clip.replace(rotations=rot, positions=pos)
+
+
+# -- trajectory and residual ---------------------------------------------------------------------
+
+
+def lowpass(x: npt.ArrayLike, sigma: float) -> np.ndarray:
+    """Gaussian low-pass over the first axis of `x` [T, ...], sigma in frames (0: a copy).
+
+    The kernel is cut at 4 sigma (scipy's `gaussian_filter1d` default); the ends are padded by
+    point reflection (x[-k] = 2 x[0] - x[k]), so motion at constant velocity passes unchanged,
+    also at the ends, instead of bending toward a held pose.
+    """
+    x = np.array(x, dtype=np.float64)
+    radius = min(int(4.0 * sigma + 0.5), x.shape[0] - 1) if sigma > 0 else 0
+    if radius <= 0:
+        return x
+    k = np.arange(-radius, radius + 1)
+    kernel = np.exp(-0.5 * (k / sigma) ** 2)
+    kernel /= kernel.sum()
+    head = 2.0 * x[:1] - x[radius:0:-1]
+    tail = 2.0 * x[-1:] - x[-2:-radius - 2:-1]
+    padded = np.concatenate([head, x, tail])
+    windows = np.lib.stride_tricks.sliding_window_view(padded, 2 * radius + 1, axis=0)
+    return np.asarray(windows @ kernel)
+
+
+def trajectory(clip: Clip, smooth: float = 0.0) -> Trajectory:
+    """The root's trajectory: floor projection [T, 3] (up component 0) and heading [T] (radians,
+    unwrapped), both low-passed (`lowpass`) by a Gaussian of sigma `smooth` seconds when > 0."""
+    rot, pos = root_world(clip)
+    return _trajectory(rot, pos, clip.up, clip.forward, smooth * clip.fps)
+
+
+def _trajectory(rot: np.ndarray, pos: np.ndarray, up: np.ndarray, forward: np.ndarray,
+                sigma: float) -> Trajectory:
+    planar = pos - np.outer(pos @ up, up)
+    angle = np.unwrap(_heading(rot, up, forward))
+    if sigma > 0 and len(angle) > 1:
+        planar = lowpass(planar, sigma)
+        planar -= np.outer(planar @ up, up)  # keep the up component exactly 0
+        angle = lowpass(angle, sigma)
+    return Trajectory(planar, angle)
+
+
+def residual(clip: Clip, traj: Trajectory) -> Residual:
+    """The root's world transform seen from the trajectory frame (see the module docstring)."""
+    return _residual(*root_world(clip), traj, clip.up)
+
+
+def _residual(rot: np.ndarray, pos: np.ndarray, traj: Trajectory, up: np.ndarray) -> Residual:
+    turn = yaw_quat(traj.heading, up)
+    return Residual(quat.mul_vec(quat.inv(turn), pos - traj.position), quat.inv_mul(turn, rot))
+
+
+def decompose(clip: Clip, smooth: float = 0.0) -> tuple[Trajectory, Residual]:
+    """(trajectory, residual) of the clip's root motion; `recompose` inverts it."""
+    rot, pos = root_world(clip)
+    traj = _trajectory(rot, pos, clip.up, clip.forward, smooth * clip.fps)
+    return traj, _residual(rot, pos, traj, clip.up)
+
+
+def compose(traj: Trajectory, res: Residual, up: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """World root (rotation [T, 4], position [T, 3]) from a trajectory and a residual."""
+    turn = yaw_quat(traj.heading, np.asarray(up, dtype=np.float64))
+    return quat.mul(turn, res.rotation), np.asarray(traj.position) + quat.mul_vec(turn, res.position)
+
+
+def recompose(clip: Clip, traj: Trajectory, res: Residual) -> Clip:
+    """A copy of `clip` whose root motion is the trajectory with the residual on top."""
+    return with_root_world(clip, *compose(traj, res, clip.up))
+
+
+def reanchor(clip: Clip, frame: int, position: npt.ArrayLike, heading: float,
+             smooth: float = 0.0) -> Clip:
+    """The clip moved rigidly, turned about the vertical axis and slid along the floor, so its
+    trajectory at `frame` is at the planar `position` [3] (its up component is ignored) facing
+    `heading` radians. Heights are kept.
+
+    Applied to every top-level joint, so all world positions move by one rigid transform (a
+    dummy ROOT above the hips moves too). `smooth` picks the trajectory to anchor, as in
+    `trajectory`; smoothing commutes with the move, so the anchored frame lands exactly either way.
+    """
+    n = clip.n_frames
+    if not -n <= frame < n:
+        raise IndexError(f"frame {frame} is outside the clip's {n} frames")
+    up = clip.up
+    traj = trajectory(clip, smooth)
+    target = np.asarray(position, dtype=np.float64).reshape(3)
+    target = target - up * (target @ up)
+    turn = yaw_quat(float(heading) - traj.heading[frame], up)
+    tops = np.flatnonzero(clip.parents < 0)
+    rot, pos = clip.rotations.copy(), clip.positions.copy()
+    rot[:, tops] = quat.mul(turn, rot[:, tops])
+    pos[:, tops] = quat.mul_vec(turn, pos[:, tops] - traj.position[frame]) + target
+    return clip.replace(rotations=rot, positions=pos)
+
+
+def in_place(clip: Clip, keep_heading: bool = False, smooth: float = 0.0) -> Clip:
+    """The clip with its trajectory stripped: the root stays over the origin (plus any sway of a
+    smoothed trajectory) at its own height, facing the rest pose's forward; with `keep_heading`
+    it still turns as the clip does. The root-motion output is the clip itself."""
+    traj, res = decompose(clip, smooth)
+    heading_kept = traj.heading if keep_heading else np.zeros_like(traj.heading)
+    return recompose(clip, Trajectory(np.zeros_like(traj.position), heading_kept), res)
