@@ -1,0 +1,116 @@
+"""Event encoding speed: encode + smooth + decode against the bare trigonometry it cannot avoid.
+
+    python build.py bench events        (or: PYTHONPATH=. python bench/events.py)
+
+1,000,000 samples x 4 tracks at 120 fps (2.3 hours), window 0.5 s, sigma 1/120 s: two footstep
+tracks (alternating, every ~0.55 s with jitter, sub-frame times), a sync track every 1.1 s and
+sparse random triggers (7 s apart on average). The baseline is np.sin + np.cos + np.arctan2 over
+the same phase angles. Target: at most 2x the baseline. Median of 5 runs each, interleaved so
+that every step sees the same machine load.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from core import events
+
+N = 1_000_000
+FPS = 120.0
+WINDOW = 0.5
+SIGMA = 1.0 / 120.0
+RUNS = 5
+TARGET = 2.0
+
+
+def tracks(times: np.ndarray) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(7)
+    end = float(times[-1])
+    steps = np.cumsum(rng.normal(0.55, 0.03, int(end / 0.5) + 10))
+    steps = steps[steps < end]
+    sound = np.cumsum(0.1 + rng.exponential(7.0, int(end / 7.0) + 50))
+    return {
+        "left_foot": steps[0::2],
+        "right_foot": steps[1::2],
+        "sync": np.arange(0.3, end, 1.1),
+        "sound": sound[sound < end],
+    }
+
+
+def cpu_model() -> str:
+    """platform.processor(), or the model name Linux reports when that is empty."""
+    name = platform.processor()
+    if not name and Path("/proc/cpuinfo").is_file():
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return name or "unknown processor"
+
+
+def median_seconds(*fns: Callable[[], object]) -> list[float]:
+    """Median wall time of each function over RUNS rounds, interleaved so that all see the same
+    machine load."""
+    runs: list[list[float]] = [[] for _ in fns]
+    for _ in range(RUNS):
+        for fn, out in zip(fns, runs, strict=True):
+            t0 = time.perf_counter()
+            fn()
+            out.append(time.perf_counter() - t0)
+    return [float(np.median(r)) for r in runs]
+
+
+def main() -> int:
+    times = np.arange(N) / FPS
+    sets = tracks(times)
+    # The baseline's angles: the same samples' phases, unsmoothed.
+    angles = [events.decode(*events.encode(times, e, WINDOW), WINDOW) * (np.pi / WINDOW)
+              for e in sets.values()]
+
+    def baseline() -> None:
+        for theta in angles:
+            np.arctan2(np.sin(theta), np.cos(theta))
+
+    def pipeline(sigma: float) -> Callable[[], None]:
+        def run() -> None:
+            for e in sets.values():
+                events.decode(*events.encode(times, e, WINDOW, sigma), WINDOW)
+        return run
+
+    def detect_all() -> None:
+        for s, c in encoded:
+            events.detect(times, s, c, WINDOW)
+
+    encoded = [events.encode(times, e, WINDOW, SIGMA) for e in sets.values()]
+    base, plain, smooth, found = median_seconds(baseline, pipeline(0.0), pipeline(SIGMA), detect_all)
+    rows = [
+        ("np.sin + np.cos + np.arctan2 (baseline)", base),
+        ("encode + decode, sigma 0", plain),
+        (f"encode + smooth + decode, sigma 1/{round(1 / SIGMA)} s", smooth),
+        ("detect (on the smoothed tracks)", found),
+    ]
+    print(f"numpy {np.__version__}, python {platform.python_version()}, {platform.machine()} "
+          f"'{cpu_model()}', {os.cpu_count()} cpus")
+    print(f"{N:,} samples x {len(sets)} tracks at {FPS:g} fps, window {WINDOW} s, "
+          f"{sum(e.size for e in sets.values()):,} events; median of {RUNS} runs")
+    header = f"{'step':<44} {'ms':>9} {'x baseline':>10}"
+    print(header)
+    print("-" * len(header))
+    for name, seconds in rows:
+        print(f"{name:<44} {seconds * 1e3:9.1f} {seconds / base:10.2f}")
+    ratio = smooth / base
+    verdict = "meets" if ratio <= TARGET else "MISSES"
+    print(f"encode + smooth + decode: {ratio:.2f}x baseline, {verdict} the {TARGET:g}x target")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
