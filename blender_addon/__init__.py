@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import bpy
 
-from . import cli, operators, panels
+from . import cli, operators, panels, properties
 
-_CLASSES = (*operators.CLASSES, *panels.CLASSES)
+_CLASSES = (*properties.CLASSES, *operators.CLASSES, *panels.CLASSES)
 
 
 def register() -> None:
     for cls in _CLASSES:
         bpy.utils.register_class(cls)
+    properties.register()
     operators.register_menus()
     global _cli_handle
     _cli_handle = bpy.utils.register_cli_command("stride", cli.main)
@@ -28,6 +29,7 @@ def unregister() -> None:
         bpy.utils.unregister_cli_command(_cli_handle)
         _cli_handle = None
     operators.unregister_menus()
+    properties.unregister()
     for cls in reversed(_CLASSES):
         bpy.utils.unregister_class(cls)
 

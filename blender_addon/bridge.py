@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import bpy
 import numpy as np
@@ -182,13 +182,36 @@ def action_to_clip(obj: Any, action: Any = None, *, axis_forward: str = "-Z", ax
         kids = {p for p in parents if p >= 0}
         end_parents = [j for j in range(J) if j not in kids]
         end_offsets = ((tails[end_parents] - heads[end_parents]) @ conversion / scale).reshape(-1, 3)
-    if fps is None:
-        fps = settings.get("action_fps") or scene_fps()
-    clip_fps = _fps_from_keys(frames, fps)
+    clip_fps = _fps_from_keys(frames, _action_fps(settings, fps))
     clip = Clip(names, parents, offsets, rotations, positions, clip_fps, channels=channels,
                 end_parents=end_parents, end_offsets=end_offsets, name=action.name,
                 events=_stored_events(action))
     return clip
+
+
+class Timing(NamedTuple):
+    """How clip seconds map to an action's frames: frame = start + seconds * fps."""
+
+    start: float
+    fps: float
+
+    def frame(self, seconds: Any) -> Any:
+        return self.start + np.asarray(seconds) * self.fps
+
+    def seconds(self, frame: Any) -> Any:
+        return (np.asarray(frame, dtype=np.float64) - self.start) / self.fps
+
+
+def _action_fps(settings: dict[str, Any], fps: float | None) -> float:
+    return float(fps if fps is not None else settings.get("action_fps") or scene_fps())
+
+
+def action_timing(obj: Any, action: Any = None, fps: float | None = None) -> Timing:
+    """The frame mapping `action_to_clip` uses for this action (clip time 0 = its first key)."""
+    action, slot = resolve_action(obj, action)
+    firsts = [fc.keyframe_points[0].co[0] for fc in compat.fcurves(action, slot) if len(fc.keyframe_points)]
+    start = float(min(firsts)) if firsts else float(_scene().frame_start)
+    return Timing(start, _action_fps(import_settings(obj), fps))
 
 
 def _key_frames(keys: list[np.ndarray]) -> np.ndarray:

@@ -7,12 +7,15 @@ Python with the `bpy` module. Exit codes: 0 done, 1 failed (one message on stder
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import bpy
 
-from . import jobs
+from . import bridge, importer, jobs
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -37,6 +40,26 @@ def _parser() -> argparse.ArgumentParser:
                      choices=["QUATERNION", "NATIVE", "XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"])
     imp.add_argument("--frame-start", type=int, default=1)
     imp.add_argument("--fps-scale", action="store_true", help="key at the scene's frame rate")
+    ev = sub.add_parser(
+        "events", help="footstep markers and event curves for a BVH or .blend",
+        description="Detect footsteps and write event-encoding, phase, contact and tag curves on every "
+                    "armature's active action; save a .blend. A .bvh is imported with Stride first.")
+    ev.add_argument("input", help="IN.bvh or IN.blend")
+    ev.add_argument("--out", required=True, help=".blend file to write")
+    ev.add_argument("--window", type=float, default=0.5, help="encoding window in seconds (0.5)")
+    ev.add_argument("--sigma", type=float, default=1 / 120, help="smoothing in seconds (1/120)")
+    ev.add_argument("--speed", type=float, default=0.15, help="foot speed threshold in m/s (0.15)")
+    ds = sub.add_parser(
+        "export-dataset", help="training data: one .npz per BVH clip (see the README schema)",
+        description="Export BVH files or folders to one .npz per clip (rotations, world positions, "
+                    "contacts, phase, event encodings). Resumable; a bad file is reported and skipped.")
+    ds.add_argument("inputs", nargs="+", help="BVH files or folders (searched recursively)")
+    ds.add_argument("--out", required=True, help="output folder")
+    ds.add_argument("--workers", type=int, default=1,
+                    help="processes; above 1 runs a separate Python on the bundled core (default 1)")
+    ds.add_argument("--window", type=float, default=0.5, help="encoding window in seconds (0.5)")
+    ds.add_argument("--sigma", type=float, default=1 / 120, help="smoothing in seconds (1/120)")
+    ds.add_argument("--speed", type=float, default=0.15, help="foot speed threshold in m/s (0.15)")
     export = sub.add_parser("export", help="write an armature's action as a BVH file",
                             description="Write an armature's action as a BVH file.")
     export.add_argument("blend", nargs="?", help=".blend file to open first (default: the open file)")
@@ -57,6 +80,10 @@ def main(argv: Sequence[str]) -> int:
             bpy.ops.wm.open_mainfile(filepath=args.blend)
         if args.command == "import":
             return _import(args)
+        if args.command == "events":
+            return _events(args)
+        if args.command == "export-dataset":
+            return _export_dataset(args)
         if args.command == "export":
             obj = jobs.find_armature(args.armature)
             clip = jobs.export_bvh(obj, args.action, args.out)
@@ -89,3 +116,50 @@ def _import(args: argparse.Namespace) -> int:
             print(f"stride: imported {action.name!r} on armature {obj.name!r}")
         print(f"stride: wrote {args.out}")
     return 1 if failed else 0
+
+
+def _events(args: argparse.Namespace) -> int:
+    source = Path(args.input)
+    if not source.is_file():
+        raise jobs.JobError(f"no such file: {str(source)!r}")
+    if source.suffix.lower() == ".blend":
+        bpy.ops.wm.open_mainfile(filepath=str(source))
+    else:
+        bpy.ops.wm.read_homefile(use_empty=True)
+        obj, _ = importer.import_bvh(bpy.context, source)
+        scene = bpy.context.scene
+        if scene is not None:  # play the take in real time
+            scene.render.fps, scene.render.fps_base = round(bridge.action_to_clip(obj).fps), 1.0
+    armatures = [o for o in bpy.data.objects if o.type == "ARMATURE" and o.animation_data
+                 and o.animation_data.action]
+    if not armatures:
+        raise jobs.JobError(f"{source.name} has no armature with an action")
+    for obj in armatures:
+        action, counts = jobs.detect_footsteps(obj, None, args.speed)
+        _, written = jobs.write_event_curves(obj, None, args.window, args.sigma)
+        steps = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+        print(f"stride: {obj.name} / {action.name}: {steps}; curves {', '.join(written)}")
+    jobs.save_blend(args.out)
+    print(f"stride: wrote {args.out}")
+    return 0
+
+
+def _export_dataset(args: argparse.Namespace) -> int:
+    from .core import dataset
+
+    if args.workers > 1:
+        # Worker processes must never import bpy: run the bundled core in a plain Python.
+        package_dir = Path(dataset.__file__).resolve().parents[1]
+        env = dict(os.environ, PYTHONPATH=str(package_dir))
+        cmd = [sys.executable, "-m", "core.dataset", *args.inputs, "--out", args.out,
+               "--workers", str(args.workers), "--window", str(args.window), "--sigma", str(args.sigma),
+               "--speed", str(args.speed)]
+        return subprocess.run(cmd, env=env).returncode
+    settings = dataset.Settings(args.window, args.sigma, args.speed)
+    report = dataset.export(args.inputs, args.out, settings=settings, workers=1)
+    for source, error in report.failed:
+        print(f"stride export-dataset: error: {error if str(source) in error else f'{source}: {error}'}",
+              file=sys.stderr)
+    print(f"stride: {len(report.written)} written, {len(report.skipped)} already done, "
+          f"{len(report.failed)} failed -> {args.out}")
+    return 1 if report.failed else 0

@@ -126,6 +126,85 @@ class STRIDE_OT_export_bvh(bpy.types.Operator, ExportHelper):  # type: ignore[mi
         return {"FINISHED"}
 
 
+class _ActionOperator:
+    """Shared by the operators that work on an armature's action (the active one by default)."""
+
+    def target(self, context: Any) -> Any:
+        return jobs.find_armature(context=context)
+
+
+class STRIDE_OT_detect_footsteps(bpy.types.Operator, _ActionOperator):
+    """Mark footsteps (FootDown_L / FootDown_R pose markers, exact times kept) on the action.
+    Re-running replaces only the markers Stride made; markers you added or moved stay"""
+
+    bl_idname = "stride.detect_footsteps"
+    bl_label = "Detect Footsteps"
+    bl_options = {"REGISTER", "UNDO"}
+
+    action: StringProperty(name="Action", description="Action (empty: the active one)")  # type: ignore[valid-type]
+    speed_mps: FloatProperty(  # type: ignore[valid-type]
+        name="Foot Speed", default=0.15, min=0.01, max=5.0,
+        description="A foot is planted when it moves slower than this (m/s)")
+
+    def execute(self, context: Any) -> set[str]:  # type: ignore[override]
+        try:
+            act, counts = jobs.detect_footsteps(self.target(context), self.action, self.speed_mps)
+        except jobs.USER_ERRORS as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        found = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+        self.report({"INFO"}, f"{act.name}: {found} (pose markers; exact times in stride_events)")
+        return {"FINISHED"}
+
+
+class STRIDE_OT_write_event_curves(bpy.types.Operator, _ActionOperator):
+    """Write event-encoding (sin, cos), phase, contact and tag curves for the action's markers
+    as F-curves on the armature's custom properties (Graph Editor). Replaces only Stride's curves"""
+
+    bl_idname = "stride.write_event_curves"
+    bl_label = "Write Event Curves"
+    bl_options = {"REGISTER", "UNDO"}
+
+    action: StringProperty(name="Action", description="Action (empty: the active one)")  # type: ignore[valid-type]
+    window: FloatProperty(name="Window", default=0.5, min=0.001, max=60.0)  # type: ignore[valid-type]
+    sigma: FloatProperty(name="Smoothing", default=1 / 120, min=0.0, max=1.0, precision=4)  # type: ignore[valid-type]
+    tracks: StringProperty(name="Tracks", default="ALL")  # type: ignore[valid-type]
+
+    def execute(self, context: Any) -> set[str]:  # type: ignore[override]
+        try:
+            act, written = jobs.write_event_curves(self.target(context), self.action, self.window,
+                                                   self.sigma, self.tracks)
+        except jobs.USER_ERRORS as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        self.report({"INFO"}, f"{act.name}: wrote {', '.join(written)}")
+        return {"FINISHED"}
+
+
+class STRIDE_OT_detect_events_from_curves(bpy.types.Operator, _ActionOperator):
+    """Decode event-encoding curves (e.g. predicted by a network and keyed back) into pose
+    markers with exact times: the inverse of Write Event Curves"""
+
+    bl_idname = "stride.detect_events_from_curves"
+    bl_label = "Events from Curves"
+    bl_options = {"REGISTER", "UNDO"}
+
+    action: StringProperty(name="Action", description="Action (empty: the active one)")  # type: ignore[valid-type]
+    window: FloatProperty(name="Window", default=0.5, min=0.001, max=60.0)  # type: ignore[valid-type]
+    prefix: StringProperty(name="Prefix", default="stride_event_")  # type: ignore[valid-type]
+
+    def execute(self, context: Any) -> set[str]:  # type: ignore[override]
+        try:
+            act, counts = jobs.detect_events_from_curves(self.target(context), self.action, self.window,
+                                                         self.prefix)
+        except jobs.USER_ERRORS as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        found = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+        self.report({"INFO"}, f"{act.name}: {found}")
+        return {"FINISHED"}
+
+
 def _menu_export(self: Any, context: Any) -> None:
     self.layout.operator(STRIDE_OT_export_bvh.bl_idname, text="Motion Capture (.bvh) - Stride")
 
@@ -144,4 +223,5 @@ def unregister_menus() -> None:
     bpy.types.TOPBAR_MT_file_import.remove(_menu_import)  # type: ignore[arg-type]
 
 
-CLASSES = (STRIDE_OT_import_bvh, STRIDE_FH_bvh, STRIDE_OT_export_bvh)
+CLASSES = (STRIDE_OT_import_bvh, STRIDE_FH_bvh, STRIDE_OT_export_bvh, STRIDE_OT_detect_footsteps,
+           STRIDE_OT_write_event_curves, STRIDE_OT_detect_events_from_curves)

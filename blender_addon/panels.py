@@ -30,4 +30,30 @@ class VIEW3D_PT_stride(bpy.types.Panel):
         row.operator("stride.export_bvh", text="Export BVH", icon="EXPORT")
 
 
-CLASSES = (VIEW3D_PT_stride,)
+class VIEW3D_PT_stride_events(bpy.types.Panel):
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "Stride"
+    bl_label = "Events"
+    bl_parent_id = "VIEW3D_PT_stride"
+
+    def draw(self, context: Any) -> None:
+        layout = self.layout
+        settings = getattr(context.scene, "stride", None)
+        if layout is None or settings is None:
+            return
+        col = layout.column(align=True)
+        col.prop(settings, "speed_mps")
+        op: Any = col.operator("stride.detect_footsteps", icon="MARKER_HLT")
+        op.speed_mps = settings.speed_mps
+        col = layout.column(align=True)
+        col.prop(settings, "window")
+        col.prop(settings, "sigma")
+        col.prop(settings, "tracks")
+        op = col.operator("stride.write_event_curves", icon="GRAPH")
+        op.window, op.sigma, op.tracks = settings.window, settings.sigma, settings.tracks
+        op = col.operator("stride.detect_events_from_curves", icon="MARKER")
+        op.window = settings.window
+
+
+CLASSES = (VIEW3D_PT_stride, VIEW3D_PT_stride_events)

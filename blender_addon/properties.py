@@ -1,0 +1,32 @@
+"""Settings shown in the Stride sidebar, stored on the scene (`scene.stride`)."""
+
+from __future__ import annotations
+
+import bpy
+from bpy.props import FloatProperty, PointerProperty, StringProperty
+
+
+class StrideSettings(bpy.types.PropertyGroup):
+    speed_mps: FloatProperty(  # type: ignore[valid-type]
+        name="Foot Speed", default=0.15, min=0.01, max=5.0, unit="VELOCITY",
+        description="A foot is planted when it moves slower than this (m/s)")
+    window: FloatProperty(  # type: ignore[valid-type]
+        name="Window", default=0.5, min=0.001, max=60.0, unit="TIME_ABSOLUTE",
+        description="Event encoding: seconds before/after an event over which the curve turns")
+    sigma: FloatProperty(  # type: ignore[valid-type]
+        name="Smoothing", default=1 / 120, min=0.0, max=1.0, unit="TIME_ABSOLUTE", precision=4,
+        description="Event encoding: Gaussian smoothing (seconds; 0 for none)")
+    tracks: StringProperty(  # type: ignore[valid-type]
+        name="Tracks", default="ALL",
+        description="Event tracks (marker names) to encode: ALL, or names separated by commas")
+
+
+CLASSES = (StrideSettings,)
+
+
+def register() -> None:
+    bpy.types.Scene.stride = PointerProperty(type=StrideSettings)  # type: ignore[attr-defined]
+
+
+def unregister() -> None:
+    del bpy.types.Scene.stride  # type: ignore[attr-defined]
