@@ -1,0 +1,535 @@
+"""Transitions between clips: dead blending, inertialization, crossfades, and sequences of them.
+
+Every transition switches from `src` at `src_time` to `dst` at `dst_time` and lays its output out
+the same way, so the methods compare frame for frame (see `core.metrics`):
+
+- The output runs at src.fps (dst is resampled first when its rate differs). With
+  i_s = round(src_time fps) and i_d = round(dst_time fps), output frames 0..i_s are src's own and
+  output frame i_s + k (k >= 1, t = k dt) is made from dst frame i_d + k, to the end of dst:
+  T_out = i_s + 1 + (T_dst - 1 - i_d).
+- dst is re-anchored first (`root.reanchor`, on the raw, unsmoothed trajectory) so its root
+  trajectory at i_d is src's at i_s: the same planar position and heading (measured with src's
+  `up` and `forward`), heights kept. From output frame i_s + ceil(blend_time fps) on, the output
+  is that re-anchored dst, bit for bit.
+- Events: src's up to the switch, dst's strictly after i_d (moved to output time), and
+  `events['Transition']` holds the switch time i_s / fps (the last frame that is src's alone).
+- The output is src's skeleton (offsets, channels, overrides); after the switch dst's bone lengths
+  come through its translations. Quaternion signs are the sources' own (not unrolled).
+
+What blends: every joint's local rotation and translation, in its parent's frame, except the
+motion root (`clip.root`), which blends its world transform (`root.root_world`) and is written
+back through its parent chain (`root.with_root_world`); joints above it (a dummy ROOT) blend like
+any joint. Velocities at the switch are backward differences, in the same frames:
+v0 = (x[i_s] - x[i_s-1]) / dt and w0 = to_saa(hemi(q[i_s] inv(q[i_s-1]))) / dt (zero when
+i_s = 0); a joint without position channels has a constant translation (its offset) and so v0 = 0.
+
+Dead blending (D. Holden's "Dead Blending", 2023, and his later per-axis half-lives; Unreal
+5.3's Dead Blending node): the source pose and velocity at the switch are extrapolated with
+exponentially decaying velocity and crossfaded into dst with a smoothstep:
+
+    x_t = x0 + v0 / (y + eps) (1 - exp(-y t)),   q_t = from_saa(w0 / (y + eps) (1 - exp(-y t))) q0,
+    y = ln 2 / (halflife + eps), eps = 1e-8, per component of the translation and of the rotation's
+    scaled angle-axis exponent; alpha = smoothstep(clamp(t / blend_time)) = x^2 (3 - 2 x).
+
+Translations lerp, rotations go by `blend.slerp_via` (the path from the extrapolated source to
+dst keeps the side it was on the frame before, starting from the switch frame's shortest path), so
+a source spinning past the half turn from dst never flips. `halflife='auto'` estimates a half-life
+per joint and axis at the switch, clamp(halflife_scale * diff / max_mag(velocity), min, max):
+positive (and long) where the joint moves toward dst, clamped to halflife_min where it moves away
+or fast, so joints do not overshoot. The root's world position and rotation (all three axes of
+each: travel, heading, height and tilt alike) always use `root_halflife`: long, so the character
+keeps travelling and turning while dst takes over instead of stopping and being dragged, which
+is what a crossfade from the held pose does.
+
+Inertialization (D. Bollo, GDC 2018; Holden's spring form): the output is dst plus the offset
+src - dst at the switch (and its velocity), decaying to zero over blend_time, see `inertialize`.
+Crossfades blend toward dst from the held source pose or from the source still playing, as
+Blender's NLA does, see `crossfade`.
+
+`mask` (`[J]` in [0, 1], e.g. from `blend.mask`) says how much of the transition each joint
+gets: 1 the full transition, 0 a cut (the joint is dst's from output frame i_s + 1 on), in between
+the source's share (1 - alpha, or the inertialization offset) scaled by it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from . import blend, quat
+from .clip import Clip
+from .resample import resample
+from .root import reanchor, root_world, trajectory, with_root_world
+
+Array = npt.NDArray[np.float64]
+
+EPS = 1e-8
+LN2 = math.log(2.0)
+# The spring's half-life as a fraction of blend_time: after 6 half-lives a critically damped
+# spring (damping y = 2 ln 2 / halflife) keeps (1 + 12 ln 2) 2^-12 = 0.2% of its start offset.
+SPRING_HALFLIVES = 6.0
+# Output frame times within this many seconds of a frame boundary count as on it.
+_TIME_SNAP = 1e-9
+
+
+def smoothstep(x: npt.ArrayLike) -> Array:
+    """x^2 (3 - 2 x) on x clamped to [0, 1]: 0 and 1 with zero slope at both ends."""
+    x = np.clip(np.asarray(x, dtype=np.float64), 0.0, 1.0)
+    return x * x * (3.0 - 2.0 * x)
+
+
+def decay_offset(velocity: npt.ArrayLike, halflife: npt.ArrayLike, t: npt.ArrayLike) -> Array:
+    """How far a velocity that halves every `halflife` seconds carries in t seconds:
+    v / (y + eps) (1 - exp(-y t)) with y = ln 2 / (halflife + eps), per component.
+
+    velocity `[..., n]` and halflife (broadcastable to it) give a result `[*t.shape, ..., n]`: t is
+    a scalar or a `[K]` array of seconds, a leading axis. Its rate is v y / (y + eps) exp(-y t):
+    halflife -> 0 gives 0 (the pose held), a long one about v t (minutes; eps caps it near 1e8 s).
+    """
+    v = np.asarray(velocity, dtype=np.float64)
+    hl = np.asarray(halflife, dtype=np.float64)
+    t = np.asarray(t, dtype=np.float64)
+    y = LN2 / (hl + EPS)
+    lead = np.broadcast_shapes(v.shape, hl.shape)
+    tt = t.reshape(t.shape + (1,) * len(lead))
+    # -expm1 keeps every digit of 1 - exp(-y t) when y t is small (a long root half-life).
+    return v / (y + EPS) * -np.expm1(-y * tt)
+
+
+def extrapolate(x0: npt.ArrayLike, v0: npt.ArrayLike, halflife: npt.ArrayLike, t: npt.ArrayLike) -> Array:
+    """Translations `[..., 3]` moved on from x0 by a velocity v0 decaying with `halflife` (per
+    axis): x0 + decay_offset(v0, halflife, t), shape `[*t.shape, ..., 3]`."""
+    return np.asarray(x0, dtype=np.float64) + decay_offset(v0, halflife, t)
+
+
+def extrapolate_rotation(q0: npt.ArrayLike, w0: npt.ArrayLike, halflife: npt.ArrayLike,
+                         t: npt.ArrayLike) -> Array:
+    """Rotations `[..., 4]` turned on from q0 by an angular velocity w0 `[..., 3]` (rad/s, in the
+    frame q0 is expressed in) decaying with `halflife` per axis of the scaled angle-axis exponent:
+    from_saa(decay_offset(w0, halflife, t)) q0, shape `[*t.shape, ..., 4]`."""
+    return quat.mul(quat.from_scaled_angle_axis(decay_offset(w0, halflife, t)), q0)
+
+
+def max_mag(x: npt.ArrayLike, eps: float = EPS) -> Array:
+    """x pushed away from zero to at least eps in magnitude, keeping its sign (0 -> +eps)."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.where(x >= 0.0, np.maximum(x, eps), np.minimum(x, -eps))
+
+
+def estimate_halflife(diff: npt.ArrayLike, velocity: npt.ArrayLike, scale: float = 0.3,
+                      lo: float = 0.1, hi: float = 1.0) -> Array:
+    """Per-component dead-blend half-lives, clamp(scale * diff / max_mag(velocity), lo, hi).
+
+    diff is dst - src at the switch (rotations: to_saa(hemi(q_dst inv(q_src)))), velocity the
+    source's (same frame and units per second). diff / velocity is how long the joint would take
+    to reach dst at its current speed: long where it heads toward dst (positive, clamped to hi),
+    short where it is fast, and negative (clamped to lo) where it moves away from dst.
+    """
+    ratio = np.asarray(diff, dtype=np.float64) / max_mag(velocity)
+    return np.clip(scale * ratio, lo, hi)
+
+
+# -- the switch ----------------------------------------------------------------------------------
+
+
+class _Switch(NamedTuple):
+    """Everything a method needs at one switch; root columns hold world transforms."""
+
+    src: Clip
+    dst: Clip  # at src.fps, re-anchored onto src at the switch
+    i_s: int
+    i_d: int
+    t: Array  # [W + 1] seconds after the switch, k = 0..W (W blended frames)
+    alpha: Array  # [W + 1, J] smoothstep weights with the mask applied (alpha[0] = 0 unless masked)
+    mask: Array  # [J]
+    q0: Array  # [J, 4] source at i_s
+    x0: Array  # [J, 3]
+    w0: Array  # [J, 3] source angular velocity at i_s (rad/s)
+    v0: Array  # [J, 3] source velocity at i_s (units/s)
+    qd: Array  # [W + 1, J, 4] dst frames i_d..i_d + W
+    xd: Array  # [W + 1, J, 3]
+
+    @property
+    def n_window(self) -> int:
+        return len(self.t) - 1
+
+
+def _with_frames(clip: Clip, rotations: Array, positions: Array) -> Clip:
+    """clip's skeleton and facts with other frames, sharing the arrays given (`Clip.replace` would
+    copy clip's own frames first) and no events."""
+    return Clip(clip.names, clip.parents, clip.offsets, rotations, positions, clip.fps,
+                channels=clip.channels, end_parents=clip.end_parents, end_offsets=clip.end_offsets,
+                root=clip.root, up=clip.up, forward=clip.forward, meters_per_unit=clip.meters_per_unit,
+                motion_start=0)
+
+
+def _rooted(clip: Clip, frames: npt.ArrayLike) -> tuple[Array, Array]:
+    """Local rotations `[n, J, 4]` and translations `[n, J, 3]` at `frames`, except the root's
+    column, which holds the root's world transform."""
+    idx = np.asarray(frames, dtype=np.int64)
+    rot, pos = clip.rotations[idx], clip.positions[idx]
+    r = clip.root
+    if clip.parents[r] >= 0:
+        rot[:, r], pos[:, r] = root_world(_with_frames(clip, rot, pos))
+    return rot, pos
+
+
+def _velocity(rot: Array, pos: Array, fps: float) -> tuple[Array, Array]:
+    """(angular velocity, velocity) from frame 0 to frame 1 of `[2, J, ...]`, parent frame."""
+    w = quat.to_scaled_angle_axis(quat.hemi(quat.mul_inv(rot[1], rot[0]))) * fps
+    return w, (pos[1] - pos[0]) * fps
+
+
+def _frame(clip_frames: int, seconds: float, fps: float, what: str) -> int:
+    """round(seconds fps), checked to fall on one of `clip_frames` frames."""
+    seconds = float(seconds)
+    if not math.isfinite(seconds):
+        raise ValueError(f"{what} must be a finite number of seconds, not {seconds}")
+    frame = round(seconds * fps)
+    if not 0 <= frame < clip_frames:
+        raise ValueError(f"{what} {seconds:g} s is frame {frame}, outside the clip's {clip_frames} "
+                         f"frames at {fps:g} fps")
+    return frame
+
+
+def _check_mask(mask: npt.ArrayLike | None, n_joints: int) -> Array:
+    m = np.ones(n_joints) if mask is None else np.asarray(mask, dtype=np.float64)
+    if m.shape != (n_joints,):
+        raise ValueError(f"mask has shape {list(m.shape)}, expected [{n_joints}] (one weight per joint)")
+    if not np.all((m >= 0.0) & (m <= 1.0)):
+        raise ValueError("mask weights must be in [0, 1]")
+    return m
+
+
+def _at_rate(src: Clip, dst: Clip) -> Clip:
+    """dst at src's rate, with src's root, up and forward (headings must be measured alike)."""
+    src.check_compatible(dst)
+    if dst.fps != src.fps:
+        dst = resample(dst, src.fps)
+    if dst.root != src.root or not np.array_equal(dst.up, src.up) or not np.array_equal(
+            dst.forward, src.forward):
+        dst = dst.replace(root=src.root, up=src.up, forward=src.forward)
+    return dst
+
+
+def _switch(src: Clip, dst: Clip, i_s: int, i_d: int, blend_time: float,
+            mask: npt.ArrayLike | None, max_speed: float | None) -> _Switch:
+    """The switch from src frame i_s to dst frame i_d (dst already at src's rate)."""
+    if not (math.isfinite(blend_time) and blend_time >= 0.0):
+        raise ValueError(f"blend_time must be finite and >= 0 seconds, not {blend_time}")
+    if max_speed is not None and not max_speed > 0.0:
+        raise ValueError(f"max_speed must be positive (rad/s) or None, not {max_speed}")
+    m = _check_mask(mask, src.n_joints)
+    fps = src.fps
+    anchor = trajectory(src)
+    dst = reanchor(dst, i_d, anchor.position[i_s], float(anchor.heading[i_s]))
+    # Frame i_s + K is the first at alpha = 1 (K dt >= blend_time); W frames in between blend.
+    n_full = math.ceil(blend_time * fps - _TIME_SNAP)
+    n_window = max(min(n_full - 1, dst.n_frames - 1 - i_d), 0)
+    t = np.arange(n_window + 1) / fps
+    alpha = smoothstep(t / blend_time) if blend_time > 0.0 else np.ones(n_window + 1)
+    # The mask scales the source's share, 1 - alpha: mask 0 is a cut.
+    alpha_j = 1.0 - m * (1.0 - alpha[:, None])
+    prev = _rooted(src, [max(i_s - 1, 0), i_s])
+    w0, v0 = _velocity(*prev, fps)
+    if max_speed is not None:
+        speed = np.linalg.norm(w0, axis=-1, keepdims=True)
+        w0 = w0 * np.minimum(1.0, max_speed / np.maximum(speed, 1e-300))
+    qd, xd = _rooted(dst, np.arange(i_d, i_d + n_window + 1))
+    return _Switch(src, dst, i_s, i_d, t, alpha_j, m, prev[0][1], prev[1][1], w0, v0, qd, xd)
+
+
+def _blend_window(sw: _Switch, src_q: Array, src_x: Array) -> tuple[Array, Array]:
+    """Source side `[W + 1, J, ...]` (k = 0..W) blended into dst by alpha: frames k = 1..W."""
+    rot = blend.slerp_via(src_q, sw.qd, sw.alpha)
+    pos = blend.lerp(src_x, sw.xd, sw.alpha)
+    return rot[1:], pos[1:]
+
+
+def _assemble(sw: _Switch, rot: Array, pos: Array) -> tuple[Array, Array]:
+    """Output arrays: src up to i_s, the window (root columns world -> local), dst after it."""
+    src, dst, r = sw.src, sw.dst, sw.src.root
+    n = sw.n_window
+    if n and src.parents[r] >= 0:
+        window = with_root_world(_with_frames(src, rot, pos), rot[:, r], pos[:, r])
+        rot, pos = window.rotations, window.positions
+    after = sw.i_d + n + 1
+    return (np.concatenate([src.rotations[:sw.i_s + 1], rot, dst.rotations[after:]]),
+            np.concatenate([src.positions[:sw.i_s + 1], pos, dst.positions[after:]]))
+
+
+def _events(src: Clip, dst: Clip, i_s: int, i_d: int, n_out: int) -> dict[str, np.ndarray]:
+    fps = src.fps
+    t_s, t_d, t_end = i_s / fps, i_d / fps, (n_out - 1) / fps
+    out: dict[str, np.ndarray] = {}
+    for name in {*src.events, *dst.events, "Transition"}:
+        a = src.events.get(name, np.zeros(0))
+        b = dst.events.get(name, np.zeros(0)) - t_d + t_s
+        parts = [a[a <= t_s + _TIME_SNAP], b[(b > t_s + _TIME_SNAP) & (b <= t_end + _TIME_SNAP)]]
+        if name == "Transition":
+            parts.append(np.array([t_s]))
+        out[name] = np.sort(np.concatenate(parts))
+    return out
+
+
+Window = Callable[[_Switch], tuple[Array, Array]]
+
+
+def _transition(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float,
+                mask: npt.ArrayLike | None, max_speed: float | None, window: Window, tag: str) -> Clip:
+    dst_at = _at_rate(src, dst)
+    i_s = _frame(src.n_frames, src_time, src.fps, "src_time")
+    i_d = _frame(dst_at.n_frames, dst_time, src.fps, "dst_time")
+    sw = _switch(src, dst_at, i_s, i_d, float(blend_time), mask, max_speed)
+    if sw.n_window:
+        rot, pos = window(sw)
+    else:
+        rot, pos = np.zeros((0, src.n_joints, 4)), np.zeros((0, src.n_joints, 3))
+    rot, pos = _assemble(sw, rot, pos)
+    name = f"{src.name}>{dst.name}" if src.name or dst.name else tag
+    return src.replace(rotations=rot, positions=pos, events=_events(src, sw.dst, i_s, i_d, len(rot)),
+                       loop=False, name=name, root=src.root, motion_start=min(src.motion_start, i_s))
+
+
+# -- the methods ---------------------------------------------------------------------------------
+
+
+def dead_blend(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float = 0.25, *,
+               halflife: str | float = "auto", halflife_scale: float = 0.3, halflife_min: float = 0.1,
+               halflife_max: float = 1.0, root_halflife: float = 5.0, max_speed: float | None = None,
+               mask: npt.ArrayLike | None = None) -> Clip:
+    """Dead-blended transition from src at src_time to dst at dst_time (seconds), at src.fps.
+
+    The source pose at the switch keeps moving with its velocity decaying by `halflife` seconds
+    ('auto': per joint and axis, `estimate_halflife` with halflife_scale/min/max; a number: the
+    same for every joint), blended into the re-anchored dst by smoothstep(t / blend_time) (see the
+    module docstring for the layout and formulas). The root's world position and rotation
+    extrapolate with `root_halflife` whatever `halflife` says. `max_speed` (rad/s) caps each
+    joint's angular speed at the switch before extrapolating, against mocap spikes such as a
+    thumb flipping half a turn in a frame; translations are not capped. halflife -> 0 (root's too)
+    is `crossfade(hold_source=True)`.
+    """
+    if isinstance(halflife, str):
+        if halflife != "auto":
+            raise ValueError(f"halflife must be 'auto' or seconds, not {halflife!r}")
+    elif not (math.isfinite(halflife) and halflife >= 0.0):
+        raise ValueError(f"halflife must be 'auto' or seconds >= 0, not {halflife}")
+    if not 0.0 <= halflife_min <= halflife_max:
+        raise ValueError(f"need 0 <= halflife_min <= halflife_max, got {halflife_min}, {halflife_max}")
+    if not (math.isfinite(root_halflife) and root_halflife >= 0.0):
+        raise ValueError(f"root_halflife must be seconds >= 0, not {root_halflife}")
+
+    def window(sw: _Switch) -> tuple[Array, Array]:
+        if halflife == "auto":
+            diff_rot = quat.to_scaled_angle_axis(quat.hemi(quat.mul_inv(sw.qd[0], sw.q0)))
+            hl_rot = estimate_halflife(diff_rot, sw.w0, halflife_scale, halflife_min, halflife_max)
+            hl_pos = estimate_halflife(sw.xd[0] - sw.x0, sw.v0, halflife_scale, halflife_min,
+                                       halflife_max)
+        else:
+            hl_rot = np.full(sw.w0.shape, float(halflife))
+            hl_pos = hl_rot.copy()
+        r = sw.src.root
+        hl_rot[r] = hl_pos[r] = root_halflife
+        ext_q = extrapolate_rotation(sw.q0, sw.w0, hl_rot, sw.t)
+        ext_x = extrapolate(sw.x0, sw.v0, hl_pos, sw.t)
+        return _blend_window(sw, ext_q, ext_x)
+
+    return _transition(src, dst, src_time, dst_time, blend_time, mask, max_speed, window, "dead_blend")
+
+
+def spring_offset(x0: npt.ArrayLike, v0: npt.ArrayLike, halflife: float, t: npt.ArrayLike) -> Array:
+    """A critically damped spring's offset from its goal: (x0 + (v0 + y x0) t) exp(-y t) with
+    y = 2 ln 2 / (halflife + eps), starting at x0 with rate v0; `[*t.shape, ...]` (t leads)."""
+    x0, v0 = np.asarray(x0, dtype=np.float64), np.asarray(v0, dtype=np.float64)
+    t = np.asarray(t, dtype=np.float64)
+    y = 2.0 * LN2 / (halflife + EPS)
+    tt = t.reshape(t.shape + (1,) * np.broadcast(x0, v0).ndim)
+    return (x0 + (v0 + y * x0) * tt) * np.exp(-y * tt)
+
+
+def cubic_offset(x0: npt.ArrayLike, v0: npt.ArrayLike, duration: float, t: npt.ArrayLike) -> Array:
+    """The cubic from x0 with rate v0 to 0 with rate 0 at `duration` seconds (0 after it):
+    x0 (1 - 3 s^2 + 2 s^3) + v0 duration (s - 2 s^2 + s^3), s = t / duration; `[*t.shape, ...]`."""
+    x0, v0 = np.asarray(x0, dtype=np.float64), np.asarray(v0, dtype=np.float64)
+    t = np.asarray(t, dtype=np.float64)
+    s = np.clip(t / duration, 0.0, 1.0) if duration > 0.0 else np.ones(t.shape)
+    s = s.reshape(s.shape + (1,) * np.broadcast(x0, v0).ndim)
+    return x0 * (1.0 - s * s * (3.0 - 2.0 * s)) + v0 * duration * s * (1.0 - s) ** 2
+
+
+def inertialize(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float = 0.25, *,
+                kind: str = "spring", max_speed: float | None = None,
+                mask: npt.ArrayLike | None = None) -> Clip:
+    """Inertialized transition: the re-anchored dst plus the offset src - dst at the switch,
+    decaying to zero over blend_time; same layout and arguments as `dead_blend`.
+
+    Offsets are per joint in the parent frame (the root's in the world): translations
+    x0 - xd, rotations to_saa(hemi(q0 inv(qd))) applied as from_saa(offset) qd, with rates
+    v0 - vd (w0 - wd). The source's velocity is its last step (backward difference at i_s), the
+    destination's the step the output takes out of the switch (forward difference at i_d), so the
+    output's first step continues the source's last up to the offset's curvature. (A backward
+    difference for dst would add dst's own acceleration x dt to the jump: 1-2 rad/s on CMU legs,
+    as much as a crossfade's; the price is that a take switched into itself at the same frame
+    gets a small offset, -acceleration x dt, smoothed away over the blend.)
+    kind='spring': a critically damped spring of half-life blend_time / 6 (`spring_offset`),
+    ~0.2% of the offset left at blend_time, then snapped to dst. kind='cubic': `cubic_offset`,
+    exactly zero with zero rate at blend_time. No overshoot clamp (Bollo's v0 = 0 when the
+    offset grows): it would break the velocity continuity this method is for.
+    """
+    if kind not in ("spring", "cubic"):
+        raise ValueError(f"kind must be 'spring' or 'cubic', not {kind!r}")
+
+    def window(sw: _Switch) -> tuple[Array, Array]:
+        wd, vd = _velocity(sw.qd[:2], sw.xd[:2], sw.src.fps)
+        off_q = quat.to_scaled_angle_axis(quat.hemi(quat.mul_inv(sw.q0, sw.qd[0])))
+        off_x = sw.x0 - sw.xd[0]
+        t = sw.t[1:]
+        if kind == "spring":
+            hl = blend_time / SPRING_HALFLIVES
+            dq, dx = spring_offset(off_q, sw.w0 - wd, hl, t), spring_offset(off_x, sw.v0 - vd, hl, t)
+        else:
+            dq, dx = cubic_offset(off_q, sw.w0 - wd, blend_time, t), cubic_offset(off_x, sw.v0 - vd,
+                                                                                   blend_time, t)
+        m = sw.mask[:, None]
+        return quat.mul(quat.from_scaled_angle_axis(m * dq), sw.qd[1:]), sw.xd[1:] + m * dx
+
+    return _transition(src, dst, src_time, dst_time, blend_time, mask, max_speed, window, "inertialize")
+
+
+def crossfade(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float = 0.25, *,
+              hold_source: bool = True, mask: npt.ArrayLike | None = None) -> Clip:
+    """Crossfade into the re-anchored dst by smoothstep(t / blend_time); same layout as `dead_blend`.
+
+    hold_source=True blends from the source pose held at the switch (the root stands still, then
+    is pulled onto dst's path); False keeps the source playing (frames i_s + k, the last frame
+    held past its end) as Blender's NLA does: two motions averaged, the root on both paths.
+    """
+
+    def window(sw: _Switch) -> tuple[Array, Array]:
+        n = sw.n_window + 1
+        if hold_source:
+            return _blend_window(sw, np.broadcast_to(sw.q0, (n, *sw.q0.shape)),
+                                 np.broadcast_to(sw.x0, (n, *sw.x0.shape)))
+        frames = np.minimum(sw.i_s + np.arange(n), sw.src.n_frames - 1)
+        return _blend_window(sw, *_rooted(sw.src, frames))
+
+    return _transition(src, dst, src_time, dst_time, blend_time, mask, None, window, "crossfade")
+
+
+def cut(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float = 0.0, *,
+        mask: npt.ArrayLike | None = None) -> Clip:
+    """A hard cut: src up to the switch, the re-anchored dst after it (blend_time and mask are
+    accepted for a shared signature and ignored). The reference the blend-window error is
+    measured against."""
+    del blend_time, mask
+    return _transition(src, dst, src_time, dst_time, 0.0, None, None, _no_window, "cut")
+
+
+def _no_window(sw: _Switch) -> tuple[Array, Array]:
+    raise AssertionError("unreachable: a cut has no blend window")
+
+
+def _crossfade_playing(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float = 0.25,
+                       **options: Any) -> Clip:
+    return crossfade(src, dst, src_time, dst_time, blend_time, hold_source=False, **options)
+
+
+def _spring(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float = 0.25,
+            **options: Any) -> Clip:
+    return inertialize(src, dst, src_time, dst_time, blend_time, kind="spring", **options)
+
+
+def _cubic(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float = 0.25,
+           **options: Any) -> Clip:
+    return inertialize(src, dst, src_time, dst_time, blend_time, kind="cubic", **options)
+
+
+# Transition methods by name, for `sequence` and side-by-side comparisons; each takes
+# (src, dst, src_time, dst_time, blend_time, **options).
+METHODS: dict[str, Callable[..., Clip]] = {
+    "dead": dead_blend,
+    "spring": _spring,
+    "cubic": _cubic,
+    "crossfade": crossfade,
+    "crossfade_playing": _crossfade_playing,
+    "cut": cut,
+}
+
+
+# -- sequences -----------------------------------------------------------------------------------
+
+
+def sequence(clips: Sequence[tuple[Clip, float, float]], blend_time: float = 0.25, method: str = "dead",
+             **options: Any) -> Clip:
+    """Clips played one after another, each joined to the last by a transition, at the first
+    clip's fps.
+
+    clips is [(clip, start_s, end_s), ...] (seconds in each clip's own time). Clip 0 plays from its
+    start_s; at the end_s of clip n the output switches (src_time) into clip n + 1 at its start_s
+    (dst_time), which is re-anchored to continue the output's trajectory there and plays until
+    its own end_s, where the next switch happens; the last clip stops at its end_s. A transition
+    longer than a clip's span is cut short by the next switch, which then blends from what the
+    output had become. `method` is a key of `METHODS` ('dead', 'spring', 'cubic', 'crossfade',
+    'crossfade_playing', 'cut'), `options` go to it (e.g. halflife, mask). All clips must share
+    the first one's skeleton (`SkeletonMismatch`). Events: each clip's within its span ((start,
+    end], the first clip's [start, end]), moved to output time, and one 'Transition' per switch.
+    """
+    if method not in METHODS:
+        raise ValueError(f"unknown transition method {method!r}; methods are {', '.join(METHODS)}")
+    transition = METHODS[method]
+    items = [(c, float(a), float(b)) for c, a, b in clips]
+    if not items:
+        raise ValueError("sequence needs at least one (clip, start_s, end_s)")
+    first = items[0][0]
+    fps = first.fps
+    spans = []
+    for n, (clip, a, b) in enumerate(items):
+        first.check_compatible(clip)
+        frames = clip.n_frames if clip.fps == fps else math.floor(clip.duration * fps + _TIME_SNAP) + 1
+        fa = _frame(frames, a, fps, f"clip {n} start_s")
+        fb = _frame(frames, b, fps, f"clip {n} end_s")
+        if fb <= fa:
+            raise ValueError(f"clip {n} ends ({b:g} s, frame {fb}) before it starts ({a:g} s, frame {fa}) "
+                             f"at {fps:g} fps")
+        spans.append((fa, fb))
+
+    rot_parts: list[Array] = []
+    pos_parts: list[Array] = []
+    events: dict[str, list[np.ndarray]] = {"Transition": []}
+
+    def add_events(clip: Clip, lo: float, hi: float, shift: float, closed: bool) -> None:
+        for name, times in clip.events.items():
+            inside = (times <= hi + _TIME_SNAP) & ((times >= lo - _TIME_SNAP) if closed else
+                                                     (times > lo + _TIME_SNAP))
+            events.setdefault(name, []).append(times[inside] + shift)
+
+    fa, fb = spans[0]
+    cur = _with_frames(first, first.rotations[fa:], first.positions[fa:])
+    lead, end, base = fa, fb, 0  # clip frame = cur frame + lead; cur frame 0 = output frame base
+    add_events(first, fa / fps, fb / fps, -fa / fps, closed=True)
+    for (clip, a, _), (fa, fb) in zip(items[1:], spans[1:], strict=True):
+        s = end - lead  # the switch, in cur's frames
+        keep = max(s - 1, 0)  # frames before the two the velocity needs are final
+        rot_parts.append(cur.rotations[:keep])
+        pos_parts.append(cur.positions[:keep])
+        # The source of the next transition: cur from `keep` on (a view; Clip slices copy twice).
+        tail, base = _with_frames(cur, cur.rotations[keep:], cur.positions[keep:]), base + keep
+        cur = transition(tail, clip, (s - keep) / fps, a, blend_time, **options)
+        switch = base + s - keep
+        events["Transition"].append(np.array([switch / fps]))
+        add_events(clip, fa / fps, fb / fps, (switch - fa) / fps, closed=False)
+        lead, end = fa - (s - keep), fb
+    s = end - lead
+    rot_parts.append(cur.rotations[:s + 1])
+    pos_parts.append(cur.positions[:s + 1])
+    rot, pos = np.concatenate(rot_parts), np.concatenate(pos_parts)
+    merged = {k: np.sort(np.concatenate(v)) if v else np.zeros(0) for k, v in events.items()}
+    if len(items) == 1:
+        del merged["Transition"]
+    return first.replace(rotations=rot, positions=pos, events=merged, loop=False, root=first.root,
+                         name="+".join(c.name for c, _, _ in items if c.name),
+                         motion_start=min(max(first.motion_start - spans[0][0], 0), len(rot) - 1))
