@@ -38,7 +38,30 @@ def resample(clip: Clip, fps: float) -> Clip:
         raise ValueError(f"fps must be positive and finite, not {fps}")
     T = clip.n_frames
     base, frac = source_frames(T, clip.fps, fps_out)
-    nxt = np.minimum(base + 1, max(T - 1, 0))
+    rotations, positions = _between(clip, base, frac)
+    motion_start = _first_frame_at_or_after(clip.motion_start, clip.fps, fps_out) if T else 0
+    return clip.replace(rotations=rotations, positions=positions, fps=fps_out,
+                        motion_start=motion_start, root=clip.root)
+
+
+def sample(clip: Clip, times: np.ndarray, fps: float) -> Clip:
+    """A clip at `fps` whose frame k is `clip` at `times[k]` seconds (clamped to the clip, any
+    order, repeats allowed: for time warps such as NLA strips' scale and repeat). Events and
+    motion_start are dropped (they have no meaning under an arbitrary warp)."""
+    if clip.n_frames == 0:
+        raise ValueError("cannot sample an empty clip")
+    s = np.clip(np.asarray(times, dtype=np.float64) * clip.fps, 0.0, clip.n_frames - 1)
+    whole = np.rint(s)
+    s = np.where(np.abs(s - whole) <= _SNAP, whole, s)
+    base = np.minimum(np.floor(s).astype(np.int64), clip.n_frames - 1)
+    rotations, positions = _between(clip, base, s - base)
+    return clip.replace(rotations=rotations, positions=positions, fps=float(fps), events={},
+                        motion_start=0, loop=False, root=clip.root)
+
+
+def _between(clip: Clip, base: np.ndarray, frac: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Poses a fraction of the way from frame `base` to the next: slerp and lerp."""
+    nxt = np.minimum(base + 1, max(clip.n_frames - 1, 0))
     q0 = clip.rotations[base]
     p0 = clip.positions[base]
     # On a source frame, take it as is: slerp at t = 0 is only equal to q up to rounding.
@@ -46,9 +69,7 @@ def resample(clip: Clip, fps: float) -> Clip:
     rotations = np.where(on_frame, q0, quat.slerp(q0, clip.rotations[nxt], frac[:, None]))
     f = frac[:, None, None]
     positions = np.where(on_frame, p0, (1.0 - f) * p0 + f * clip.positions[nxt])
-    motion_start = _first_frame_at_or_after(clip.motion_start, clip.fps, fps_out) if T else 0
-    return clip.replace(rotations=rotations, positions=positions, fps=fps_out,
-                        motion_start=motion_start, root=clip.root)
+    return rotations, positions
 
 
 def source_frames(n_frames: int, fps_in: float, fps_out: float) -> tuple[np.ndarray, np.ndarray]:

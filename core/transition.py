@@ -74,6 +74,9 @@ LN2 = math.log(2.0)
 SPRING_HALFLIVES = 6.0
 # Output frame times within this many seconds of a frame boundary count as on it.
 _TIME_SNAP = 1e-9
+# Blend times often come from float32 UI fields (0.3 s is 0.30000001 s, 36.0000014 frames at
+# 120 fps): a frame count within this of a whole number is that number.
+_FRAME_SNAP = 1e-5
 
 
 def smoothstep(x: npt.ArrayLike) -> Array:
@@ -228,7 +231,7 @@ def _switch(src: Clip, dst: Clip, i_s: int, i_d: int, blend_time: float,
     anchor = trajectory(src)
     dst = reanchor(dst, i_d, anchor.position[i_s], float(anchor.heading[i_s]))
     # Frame i_s + K is the first at alpha = 1 (K dt >= blend_time); W frames in between blend.
-    n_full = math.ceil(blend_time * fps - _TIME_SNAP)
+    n_full = math.ceil(blend_time * fps - _FRAME_SNAP)
     n_window = max(min(n_full - 1, dst.n_frames - 1 - i_d), 0)
     t = np.arange(n_window + 1) / fps
     alpha = smoothstep(t / blend_time) if blend_time > 0.0 else np.ones(n_window + 1)
@@ -463,8 +466,8 @@ METHODS: dict[str, Callable[..., Clip]] = {
 # -- sequences -----------------------------------------------------------------------------------
 
 
-def sequence(clips: Sequence[tuple[Clip, float, float]], blend_time: float = 0.25, method: str = "dead",
-             **options: Any) -> Clip:
+def sequence(clips: Sequence[tuple[Clip, float, float]], blend_time: float | Sequence[float] = 0.25,
+             method: str = "dead", **options: Any) -> Clip:
     """Clips played one after another, each joined to the last by a transition, at the first
     clip's fps.
 
@@ -477,6 +480,8 @@ def sequence(clips: Sequence[tuple[Clip, float, float]], blend_time: float = 0.2
     'crossfade_playing', 'cut'), `options` go to it (e.g. halflife, mask). All clips must share
     the first one's skeleton (`SkeletonMismatch`). Events: each clip's within its span ((start,
     end], the first clip's [start, end]), moved to output time, and one 'Transition' per switch.
+    `blend_time`: seconds for every switch, or one per switch (len(clips) - 1 values), as NLA
+    strips carry their own blend-in times.
     """
     if method not in METHODS:
         raise ValueError(f"unknown transition method {method!r}; methods are {', '.join(METHODS)}")
@@ -484,6 +489,12 @@ def sequence(clips: Sequence[tuple[Clip, float, float]], blend_time: float = 0.2
     items = [(c, float(a), float(b)) for c, a, b in clips]
     if not items:
         raise ValueError("sequence needs at least one (clip, start_s, end_s)")
+    if isinstance(blend_time, int | float):
+        blend_times = [float(blend_time)] * (len(items) - 1)
+    else:
+        blend_times = [float(b) for b in blend_time]
+        if len(blend_times) != len(items) - 1:
+            raise ValueError(f"{len(blend_times)} blend times for {len(items) - 1} switches")
     first = items[0][0]
     fps = first.fps
     spans = []
@@ -511,14 +522,14 @@ def sequence(clips: Sequence[tuple[Clip, float, float]], blend_time: float = 0.2
     cur = _with_frames(first, first.rotations[fa:], first.positions[fa:])
     lead, end, base = fa, fb, 0  # clip frame = cur frame + lead; cur frame 0 = output frame base
     add_events(first, fa / fps, fb / fps, -fa / fps, closed=True)
-    for (clip, a, _), (fa, fb) in zip(items[1:], spans[1:], strict=True):
+    for (clip, a, _), (fa, fb), switch_blend in zip(items[1:], spans[1:], blend_times, strict=True):
         s = end - lead  # the switch, in cur's frames
         keep = max(s - 1, 0)  # frames before the two the velocity needs are final
         rot_parts.append(cur.rotations[:keep])
         pos_parts.append(cur.positions[:keep])
         # The source of the next transition: cur from `keep` on (a view; Clip slices copy twice).
         tail, base = _with_frames(cur, cur.rotations[keep:], cur.positions[keep:]), base + keep
-        cur = transition(tail, clip, (s - keep) / fps, a, blend_time, **options)
+        cur = transition(tail, clip, (s - keep) / fps, a, switch_blend, **options)
         switch = base + s - keep
         events["Transition"].append(np.array([switch / fps]))
         add_events(clip, fa / fps, fb / fps, (switch - fa) / fps, closed=False)

@@ -163,3 +163,19 @@ def test_saved_resampled_clip_loads_back_at_the_requested_fps(fps, cmu_clips):
     out = resample(cmu_clips("09_01"), fps)
     back = bvh.loads(bvh.dumps(out))
     assert back.fps == float(fps) and back.n_frames == out.n_frames
+
+
+def test_sample_at_arbitrary_times_matches_frames_and_slerp(cmu_clips):
+    from core.resample import sample
+
+    clip = cmu_clips("09_01")
+    times = np.array([0.0, 10 / 120, 10.5 / 120, 3 / 120, 3 / 120, 99.0])
+    out = sample(clip, times, 30.0)
+    assert out.fps == 30.0 and out.n_frames == 6
+    np.testing.assert_array_equal(out.rotations[1], clip.rotations[10])
+    np.testing.assert_array_equal(out.rotations[3], out.rotations[4])
+    np.testing.assert_array_equal(out.rotations[5], clip.rotations[-1])  # clamped
+    half = Slerp([0, 1], Rotation.from_quat(clip.rotations[10:12, 5], scalar_first=True))([0.5])
+    got = Rotation.from_quat(out.rotations[2, 5], scalar_first=True)
+    assert (got * half.inv()).magnitude()[0] < 1e-12
+    np.testing.assert_allclose(out.positions[2], 0.5 * (clip.positions[10] + clip.positions[11]), atol=1e-12)

@@ -713,3 +713,10 @@ def test_blend_window_error_measures_the_distance_to_the_destination(cmu_clips):
     dead = tr.dead_blend(src, dst, 1.0, 0.5)
     mean, peak = metrics.blend_window_error(dead, cut, (121, 150))
     assert 0.0 < mean < peak < 1.0
+
+
+def test_a_float32_blend_time_from_a_ui_field_ends_on_the_same_frame(cmu_clips):
+    src, dst = cmu_clips("02_01"), cmu_clips("02_03")
+    exact = tr.inertialize(src, dst, 1.5, 0.4, 0.3)
+    from_ui = tr.inertialize(src, dst, 1.5, 0.4, float(np.float32(0.3)))  # 36.0000014 frames
+    assert np.abs(exact.rotations - from_ui.rotations).max() < 1e-6
