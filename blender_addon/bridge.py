@@ -111,8 +111,9 @@ def _relative_heads(heads: np.ndarray, parents: list[int], conversion: np.ndarra
     return rel @ conversion
 
 
-def resolve_action(obj: Any, action: Any = None) -> tuple[Any, Any]:
-    """(action, slot) to read: the given action (or name), else the active one."""
+def resolve_action(obj: Any, action: Any = None, slot: Any = None) -> tuple[Any, Any]:
+    """(action, slot) to read: the given action (or name), else the active one; the given slot
+    (an NLA strip's), else the one animating `obj`."""
     _require_armature(obj)
     if isinstance(action, str):
         if action and action not in bpy.data.actions:
@@ -123,23 +124,23 @@ def resolve_action(obj: Any, action: Any = None) -> tuple[Any, Any]:
         action = adt.action if adt is not None else None
         if action is None:
             raise BridgeError(f"armature {obj.name!r} has no active action")
-    slot = compat.action_slot(action, obj)
+    slot = slot if slot is not None else compat.action_slot(action, obj)
     if compat.SLOTTED and slot is None:
         raise BridgeError(f"action {action.name!r} has no slot for an object")
     return action, slot
 
 
 def action_to_clip(obj: Any, action: Any = None, *, axis_forward: str = "-Z", axis_up: str = "Y",
-                   global_scale: float = 1.0, fps: float | None = None) -> Clip:
+                   global_scale: float = 1.0, fps: float | None = None, slot: Any = None) -> Clip:
     """The Clip an armature's action holds, in BVH conventions (local rotations, file units/axes).
 
     `action`: an Action or its name (default: the active one). `fps`: the rate of the action's
     frame numbers, default the scene's; the clip's rate is that over the key spacing. Blender's
     importer keys one BVH frame per scene frame and keeps no rate, so pass the file's rate
     (`fps=120`) unless it ran with use_fps_scale. Keys are read in bulk; curves whose keys do not
-    share frames are evaluated on a common grid.
+    share frames are evaluated on a common grid. `slot`: which slot to read (an NLA strip's).
     """
-    action, slot = resolve_action(obj, action)
+    action, slot = resolve_action(obj, action, slot)
     settings = import_settings(obj, axis_forward, axis_up, global_scale)
     names, parents = _bones(obj, settings)
     conversion = armature.axis_conversion(settings["axis_forward"], settings["axis_up"])
@@ -147,6 +148,7 @@ def action_to_clip(obj: Any, action: Any = None, *, axis_forward: str = "-Z", ax
     rest, heads, tails = _rest(obj, names)
     rel_heads = _relative_heads(heads, parents, conversion)
     curves = {(fc.data_path, fc.array_index): fc for fc in compat.fcurves(action, slot)}
+    _check_animated_bones(obj, action, curves)
     keys = {k: compat.read_keys(fc) for k, fc in curves.items() if len(fc.keyframe_points)}
     frames = _key_frames(list(keys.values()))
     T, J = len(frames), len(names)
@@ -206,12 +208,23 @@ def _action_fps(settings: dict[str, Any], fps: float | None) -> float:
     return float(fps if fps is not None else settings.get("action_fps") or scene_fps())
 
 
-def action_timing(obj: Any, action: Any = None, fps: float | None = None) -> Timing:
+def action_timing(obj: Any, action: Any = None, fps: float | None = None, slot: Any = None) -> Timing:
     """The frame mapping `action_to_clip` uses for this action (clip time 0 = its first key)."""
-    action, slot = resolve_action(obj, action)
+    action, slot = resolve_action(obj, action, slot)
     firsts = [fc.keyframe_points[0].co[0] for fc in compat.fcurves(action, slot) if len(fc.keyframe_points)]
     start = float(min(firsts)) if firsts else float(_scene().frame_start)
     return Timing(start, _action_fps(import_settings(obj), fps))
+
+
+def _check_animated_bones(obj: Any, action: Any, curves: dict[tuple[str, int], Any]) -> None:
+    """An action keyed for another skeleton must not read as this one's rest pose."""
+    bones = obj.data.bones
+    for path, _ in curves:
+        if path.startswith('pose.bones["'):
+            name = path[len('pose.bones["'):path.index('"]', 12)].replace('\\"', '"')
+            if name not in bones:
+                raise BridgeError(f"armature {obj.name!r} has no bone {name!r}, which action "
+                                  f"{action.name!r} animates: it was made for another skeleton")
 
 
 def _key_frames(keys: list[np.ndarray]) -> np.ndarray:

@@ -16,6 +16,8 @@ from pathlib import Path
 import bpy
 
 from . import bridge, importer, jobs
+from .core import bvh
+from .core.clip import Clip
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -60,9 +62,32 @@ def _parser() -> argparse.ArgumentParser:
     ds.add_argument("--window", type=float, default=0.5, help="encoding window in seconds (0.5)")
     ds.add_argument("--sigma", type=float, default=1 / 120, help="smoothing in seconds (1/120)")
     ds.add_argument("--speed", type=float, default=0.15, help="foot speed threshold in m/s (0.15)")
+    methods = ["dead", "inertialize", "crossfade"]
+    tr = sub.add_parser(
+        "transition", help="bake a transition from one BVH take into another",
+        description="Play A until --at seconds, then transition into B from --dst-at seconds. "
+                    "Writes a BVH, or a .blend with A's armature and the baked action.")
+    tr.add_argument("a", help="source BVH")
+    tr.add_argument("b", help="destination BVH (same skeleton)")
+    tr.add_argument("--at", type=float, required=True, help="seconds into A where the transition starts")
+    tr.add_argument("--dst-at", type=float, default=0.0, help="seconds into B to continue from (0)")
+    tr.add_argument("--blend", type=float, default=0.25, help="blend time in seconds (0.25)")
+    tr.add_argument("--method", default="dead", choices=methods)
+    tr.add_argument("--halflife", type=float, help="fixed half-life in seconds (default: auto)")
+    tr.add_argument("--mask", default="", help="LOWER_BODY, UPPER_BODY, FINGERS or joint names")
+    tr.add_argument("--out", required=True, help="OUT.bvh or OUT.blend")
+    sq = sub.add_parser(
+        "sequence", help="chain BVH takes with transitions: A@0:2 B@0.5:3 ...",
+        description="Each item is FILE@START:END (seconds in that file). Each take plays until its END, "
+                    "then transitions into the next at its START.")
+    sq.add_argument("items", nargs="+", help="FILE@START:END")
+    sq.add_argument("--blend", type=float, default=0.25, help="blend time in seconds (0.25)")
+    sq.add_argument("--method", default="dead", choices=methods)
+    sq.add_argument("--out", required=True, help="OUT.bvh or OUT.blend")
     export = sub.add_parser("export", help="write an armature's action as a BVH file",
                             description="Write an armature's action as a BVH file.")
-    export.add_argument("blend", nargs="?", help=".blend file to open first (default: the open file)")
+    export.add_argument("blend_file", nargs="?", metavar="blend",
+                        help=".blend file to open first (default: the open file)")
     export.add_argument("--armature", help="armature object name (default: active or only armature)")
     export.add_argument("--action", help="action name (default: the armature's active action)")
     export.add_argument("--out", required=True, help="BVH file to write")
@@ -76,14 +101,18 @@ def main(argv: Sequence[str]) -> int:
     except SystemExit as exc:  # --help, or bad usage
         return int(exc.code or 0)
     try:
-        if getattr(args, "blend", None):
-            bpy.ops.wm.open_mainfile(filepath=args.blend)
+        if getattr(args, "blend_file", None):
+            bpy.ops.wm.open_mainfile(filepath=args.blend_file)
         if args.command == "import":
             return _import(args)
         if args.command == "events":
             return _events(args)
         if args.command == "export-dataset":
             return _export_dataset(args)
+        if args.command == "transition":
+            return _transition(args)
+        if args.command == "sequence":
+            return _sequence(args)
         if args.command == "export":
             obj = jobs.find_armature(args.armature)
             clip = jobs.export_bvh(obj, args.action, args.out)
@@ -163,3 +192,47 @@ def _export_dataset(args: argparse.Namespace) -> int:
     print(f"stride: {len(report.written)} written, {len(report.skipped)} already done, "
           f"{len(report.failed)} failed -> {args.out}")
     return 1 if report.failed else 0
+
+
+def _write_clip(clip: Clip, source: Path, out: str, name: str) -> None:
+    """A baked clip as BVH, or as a new action on `source`'s armature in a .blend."""
+    if out.lower().endswith(".bvh"):
+        bvh.save(clip, out)
+    else:
+        bpy.ops.wm.read_homefile(use_empty=True)
+        scene = bpy.context.scene
+        if scene is not None:
+            scene.render.fps, scene.render.fps_base = round(clip.fps), 1.0
+        obj, _ = importer.import_bvh(bpy.context, source)
+        jobs.write_result(obj, clip, name, bridge.Timing(1.0, clip.fps))
+        jobs.save_blend(out)
+    print(f"stride: wrote {out}: {clip.n_frames} frames at {clip.fps:g} fps")
+
+
+def _transition(args: argparse.Namespace) -> int:
+    src, dst = bvh.load(args.a), bvh.load(args.b)
+    halflife_mode = "AUTO" if args.halflife is None else "FIXED"
+    clip = jobs.transition_clip(src, dst, args.at, args.dst_at, args.blend, args.method.upper(),
+                                halflife_mode, args.halflife or 0.3, args.mask)
+    _write_clip(clip, Path(args.a), args.out, f"{src.name} > {dst.name} ({args.method})")
+    return 0
+
+
+def _sequence(args: argparse.Namespace) -> int:
+    from .core import transition
+
+    items = []
+    for item in args.items:
+        path, _, span = item.rpartition("@")
+        start, _, end = span.partition(":")
+        try:
+            items.append((bvh.load(path), float(start), float(end)))
+        except ValueError as exc:
+            if isinstance(exc, bvh.BVHError):
+                raise
+            raise jobs.JobError(f"{item!r}: expected FILE@START:END in seconds, e.g. walk.bvh@0:2.5"
+                                ) from None
+    method = {"dead": "dead", "inertialize": "spring", "crossfade": "crossfade"}[args.method]
+    clip = transition.sequence(items, args.blend, method)
+    _write_clip(clip, Path(args.items[0].rpartition("@")[0]), args.out, f"sequence ({args.method})")
+    return 0

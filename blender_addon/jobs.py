@@ -212,3 +212,152 @@ def detect_events_from_curves(obj: Any, action: str | None = None, window: float
         replace_track(act, track, found, timing)
         counts[track] = len(found)
     return act, counts
+
+
+# -- transitions ----------------------------------------------------------------------------------
+
+TRANSITION_METHODS = ("DEAD", "INERTIALIZE", "CROSSFADE")
+
+
+def joint_mask(clip: Clip, mask: str) -> np.ndarray | None:
+    """Per-joint weights from a preset name (LOWER_BODY, UPPER_BODY, FINGERS) or joint names
+    separated by commas (each with its descendants); None for an empty string."""
+    from .core import blend
+
+    text = mask.strip()
+    if not text:
+        return None
+    if text.upper() in blend.PRESETS:
+        return blend.mask(clip, preset=text.upper())
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    missing = [n for n in names if n not in clip.names]
+    if missing:
+        raise JobError(f"mask: no joint named {missing[0]!r}; use a preset "
+                       f"({', '.join(blend.PRESETS)}) or joint names separated by commas")
+    return blend.mask(clip, include=names)
+
+
+def transition_clip(src: Clip, dst: Clip, source_time: float, target_time: float, blend_time: float,
+                    method: str, halflife_mode: str = "AUTO", halflife: float = 0.3,
+                    mask: str = "") -> Clip:
+    """The core transition an operator or CLI call asks for."""
+    from .core import transition
+
+    method = method.upper()
+    if method not in TRANSITION_METHODS:
+        raise JobError(f"method must be one of {', '.join(TRANSITION_METHODS)}, not {method!r}")
+    src.check_compatible(dst)
+    weights = joint_mask(src, mask)
+    if method == "DEAD":
+        return transition.dead_blend(src, dst, source_time, target_time, blend_time,
+                                     halflife="auto" if halflife_mode == "AUTO" else halflife, mask=weights)
+    if method == "INERTIALIZE":
+        return transition.inertialize(src, dst, source_time, target_time, blend_time, mask=weights)
+    return transition.crossfade(src, dst, source_time, target_time, blend_time, mask=weights)
+
+
+def write_result(obj: Any, clip: Clip, name: str, timing: bridge.Timing) -> Any:
+    """A new action on `obj` holding `clip` (made active), its events as markers with exact times."""
+    from .markers import replace_track
+
+    action = bridge.clip_to_action(clip, obj, name, frame_start=timing.start, action_fps=timing.fps,
+                                   assign=True)
+    for track, times in clip.events.items():
+        if len(times):
+            replace_track(action, track, np.asarray(times), timing)
+    return action
+
+
+def bake_transition(obj: Any, source_action: str, source_time: float, target_action: str,
+                    target_time: float, blend_time: float = 0.25, method: str = "DEAD",
+                    halflife_mode: str = "AUTO", halflife: float = 0.3, mask: str = "") -> tuple[Any, Clip]:
+    """A new action: `source_action` until `source_time`, then a transition into `target_action`
+    from `target_time` (seconds in each action's own time). Sources are never modified."""
+    if not target_action:
+        raise JobError("choose a target action to transition into")
+    src_action, _ = bridge.resolve_action(obj, source_action or None)
+    dst_action, _ = bridge.resolve_action(obj, target_action)
+    src = bridge.action_to_clip(obj, src_action)
+    dst = bridge.action_to_clip(obj, dst_action)
+    out = transition_clip(src, dst, source_time, target_time, blend_time, method, halflife_mode, halflife,
+                          mask)
+    name = f"{src_action.name} > {dst_action.name} ({method.lower()})"
+    return write_result(obj, out, name, bridge.action_timing(obj, src_action)), out
+
+
+def nla_items(obj: Any, track: str = "", default_blend: float = 0.25) -> tuple[list, list[float], float]:
+    """([(clip, start_s, end_s)] at the scene rate, blend time per junction, first frame) for the
+    strips of an NLA track, in order: each strip sampled at scene frames through its action range,
+    scale and repeat (and its slot); a gap between strips holds the last pose."""
+    from .core import resample
+
+    adt = obj.animation_data
+    tracks = list(adt.nla_tracks) if adt is not None else []
+    if not tracks:
+        raise JobError(f"armature {obj.name!r} has no NLA tracks")
+    if track:
+        found = [t for t in tracks if t.name == track]
+        if not found:
+            raise JobError(f"no NLA track named {track!r} on {obj.name!r} "
+                           f"(tracks: {', '.join(t.name for t in tracks)})")
+        nla = found[0]
+    else:
+        nla = adt.nla_tracks.active or tracks[0]
+    strips = sorted((s for s in nla.strips if not s.mute), key=lambda s: s.frame_start)
+    if not strips:
+        raise JobError(f"NLA track {nla.name!r} has no (unmuted) strips")
+    for s in strips:
+        unsupported = [what for what, on in (
+            ("a reversed strip", s.use_reverse), ("animated influence", s.use_animated_influence),
+            ("animated strip time", s.use_animated_time),
+            ("a cyclic animated time", s.use_animated_time_cyclic),
+            (f"blending '{s.blend_type}' (only REPLACE)", s.blend_type != "REPLACE"),
+            (f"a {s.type.lower()} strip (only action strips)", s.type != "CLIP"),
+            ("no action", s.action is None)) if on]
+        if unsupported:
+            raise JobError(f"NLA strip {s.name!r} uses {unsupported[0]}, which Stride cannot bake; "
+                           "change it or bake without that strip")
+    rate = bridge.scene_fps()
+    items: list[tuple[Clip, float, float]] = []
+    blends: list[float] = []
+    for k, s in enumerate(strips):
+        slot = getattr(s, "action_slot", None)
+        clip = bridge.action_to_clip(obj, s.action, slot=slot)
+        timing = bridge.action_timing(obj, s.action, slot=slot)
+        n = round(s.frame_end - s.frame_start) + 1
+        local = np.arange(n) / s.scale  # action frames from the strip's start
+        span = s.action_frame_end - s.action_frame_start
+        # Repeats wrap the action range; the strip's very last frame is the range's end.
+        offset = (np.where(local >= span * s.repeat - 1e-6, span, np.mod(local, span)) if span > 0
+                  else np.zeros_like(local))
+        strip_clip = resample.sample(clip, timing.seconds(s.action_frame_start + offset), rate)
+        if k:
+            prev = strips[k - 1]
+            gap = round(s.frame_start - prev.frame_end)
+            if gap < 0:
+                raise JobError(f"NLA strips {prev.name!r} and {s.name!r} overlap")
+            blend_frames = s.blend_in or prev.blend_out
+            blend = blend_frames / rate if blend_frames else default_blend
+            if gap > 0:
+                last = items[-1][0]
+                hold = last.replace(rotations=np.repeat(last.rotations[-1:], gap + 1, axis=0),
+                                    positions=np.repeat(last.positions[-1:], gap + 1, axis=0), events={})
+                items.append((hold, 0.0, gap / rate))
+                blends.append(blend)
+            blends.append(blend)
+        items.append((strip_clip, 0.0, (n - 1) / rate))
+    return items, blends, float(strips[0].frame_start)
+
+
+def bake_nla_track(obj: Any, track: str = "", blend_time: float = 0.25,
+                   method: str = "DEAD") -> tuple[Any, Clip]:
+    """One new action from an NLA track's strips, with transitions where strips meet."""
+    from .core import transition
+
+    items, blends, start = nla_items(obj, track, blend_time)
+    method_key = {"DEAD": "dead", "INERTIALIZE": "spring", "CROSSFADE": "crossfade"}.get(method.upper())
+    if method_key is None:
+        raise JobError(f"method must be one of {', '.join(TRANSITION_METHODS)}, not {method!r}")
+    out = transition.sequence(items, blends, method_key)
+    name = f"{obj.animation_data.nla_tracks.active.name if not track else track} baked ({method.lower()})"
+    return write_result(obj, out, name, bridge.Timing(start, bridge.scene_fps())), out

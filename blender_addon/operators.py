@@ -205,6 +205,94 @@ class STRIDE_OT_detect_events_from_curves(bpy.types.Operator, _ActionOperator):
         return {"FINISHED"}
 
 
+_METHOD_ITEMS = [("DEAD", "Dead Blending",
+                  "Extrapolate the source with decaying velocity, blend into the target"),
+                 ("INERTIALIZE", "Inertialization", "Target plus a decaying offset from the source"),
+                 ("CROSSFADE", "Crossfade", "Blend from the held source pose (as the NLA does)")]
+
+
+class STRIDE_OT_bake_transition(bpy.types.Operator, _ActionOperator):
+    """Bake a transition from one action into another as a new action on the armature
+    (dead blending by default); the source actions are not changed"""
+
+    bl_idname = "stride.bake_transition"
+    bl_label = "Bake Transition"
+    bl_options = {"REGISTER", "UNDO"}
+
+    source_action: StringProperty(name="Source", description="Action to leave (empty: the active one)")  # type: ignore[valid-type]
+    source_time: FloatProperty(name="Source Time", default=1.0, min=0.0, unit="TIME_ABSOLUTE",  # type: ignore[valid-type]
+                               description="Seconds into the source action where the transition starts")
+    target_action: StringProperty(name="Target", description="Action to go into")  # type: ignore[valid-type]
+    target_time: FloatProperty(name="Target Time", default=0.0, min=0.0, unit="TIME_ABSOLUTE",  # type: ignore[valid-type]
+                               description="Seconds into the target action to continue from")
+    blend_time: FloatProperty(name="Blend Time", default=0.25, min=0.0, max=10.0, unit="TIME_ABSOLUTE")  # type: ignore[valid-type]
+    method: EnumProperty(name="Method", items=_METHOD_ITEMS, default="DEAD")  # type: ignore[valid-type]
+    halflife_mode: EnumProperty(  # type: ignore[valid-type]
+        name="Half-life", default="AUTO",
+        items=[("AUTO", "Auto", "Per joint and axis, from the pose difference and velocity at the switch"),
+               ("FIXED", "Fixed", "One half-life for every joint")])
+    halflife: FloatProperty(name="Half-life", default=0.3, min=0.0, max=10.0, unit="TIME_ABSOLUTE")  # type: ignore[valid-type]
+    mask: StringProperty(  # type: ignore[valid-type]
+        name="Mask", description="LOWER_BODY, UPPER_BODY, FINGERS or joint names (with descendants); "
+                                 "empty for all joints; joints outside it cut over")
+
+    def execute(self, context: Any) -> set[str]:  # type: ignore[override]
+        try:
+            action, clip = jobs.bake_transition(
+                self.target(context), self.source_action, self.source_time, self.target_action,
+                self.target_time, self.blend_time, self.method, self.halflife_mode, self.halflife, self.mask)
+        except jobs.USER_ERRORS as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        self.report({"INFO"}, f"Baked {action.name!r}: {clip.n_frames} frames")
+        return {"FINISHED"}
+
+
+class STRIDE_OT_bake_nla_track(bpy.types.Operator, _ActionOperator):
+    """Bake an NLA track's strips into one new action, with dead-blended transitions where strips
+    meet (blend time: the later strip's Blend In, else the earlier one's Blend Out)"""
+
+    bl_idname = "stride.bake_nla_track"
+    bl_label = "Bake NLA Track"
+    bl_options = {"REGISTER", "UNDO"}
+
+    track: StringProperty(name="Track", description="NLA track (empty: the active one)")  # type: ignore[valid-type]
+    blend_time: FloatProperty(name="Blend Time", default=0.25, min=0.0, max=10.0, unit="TIME_ABSOLUTE",  # type: ignore[valid-type]
+                              description="Where strips set no Blend In/Out")
+    method: EnumProperty(name="Method", items=_METHOD_ITEMS, default="DEAD")  # type: ignore[valid-type]
+
+    def execute(self, context: Any) -> set[str]:  # type: ignore[override]
+        try:
+            action, clip = jobs.bake_nla_track(self.target(context), self.track, self.blend_time, self.method)
+        except jobs.USER_ERRORS as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        self.report({"INFO"}, f"Baked {action.name!r}: {clip.n_frames} frames")
+        return {"FINISHED"}
+
+
+class STRIDE_OT_pick_time(bpy.types.Operator, _ActionOperator):
+    """Use the current frame as the source or target time (seconds into that action)"""
+
+    bl_idname = "stride.pick_time"
+    bl_label = "Use Current Frame"
+    bl_options = {"REGISTER", "UNDO"}
+
+    which: EnumProperty(items=[("SOURCE", "Source", ""), ("TARGET", "Target", "")])  # type: ignore[valid-type]
+
+    def execute(self, context: Any) -> set[str]:  # type: ignore[override]
+        settings = context.scene.stride
+        name = settings.source_action if self.which == "SOURCE" else settings.target_action
+        try:
+            timing = jobs.bridge.action_timing(self.target(context), name or None)
+        except jobs.USER_ERRORS as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        seconds = max(0.0, float(timing.seconds(context.scene.frame_current)))
+        setattr(settings, "source_time" if self.which == "SOURCE" else "target_time", seconds)
+        return {"FINISHED"}
+
+
 def _menu_export(self: Any, context: Any) -> None:
     self.layout.operator(STRIDE_OT_export_bvh.bl_idname, text="Motion Capture (.bvh) - Stride")
 
@@ -224,4 +312,5 @@ def unregister_menus() -> None:
 
 
 CLASSES = (STRIDE_OT_import_bvh, STRIDE_FH_bvh, STRIDE_OT_export_bvh, STRIDE_OT_detect_footsteps,
-           STRIDE_OT_write_event_curves, STRIDE_OT_detect_events_from_curves)
+           STRIDE_OT_write_event_curves, STRIDE_OT_detect_events_from_curves, STRIDE_OT_bake_transition,
+           STRIDE_OT_bake_nla_track, STRIDE_OT_pick_time)

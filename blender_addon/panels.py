@@ -56,4 +56,39 @@ class VIEW3D_PT_stride_events(bpy.types.Panel):
         op.window = settings.window
 
 
-CLASSES = (VIEW3D_PT_stride, VIEW3D_PT_stride_events)
+class VIEW3D_PT_stride_transition(bpy.types.Panel):
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "Stride"
+    bl_label = "Transition"
+    bl_parent_id = "VIEW3D_PT_stride"
+
+    def draw(self, context: Any) -> None:
+        layout = self.layout
+        s = getattr(context.scene, "stride", None)
+        if layout is None or s is None:
+            return
+        col = layout.column(align=True)
+        col.prop_search(s, "source_action", bpy.data, "actions")
+        row = col.row(align=True)
+        row.prop(s, "source_time")
+        op: Any = row.operator("stride.pick_time", text="", icon="TIME")
+        op.which = "SOURCE"
+        col.prop_search(s, "target_action", bpy.data, "actions")
+        row = col.row(align=True)
+        row.prop(s, "target_time")
+        op = row.operator("stride.pick_time", text="", icon="TIME")
+        op.which = "TARGET"
+        col = layout.column(align=True)
+        col.prop(s, "blend_time")
+        col.prop(s, "method")
+        col.prop(s, "mask")
+        op = col.operator("stride.bake_transition", icon="IPO_EASE_IN_OUT")
+        for name in ("source_action", "source_time", "target_action", "target_time", "blend_time",
+                     "method", "mask"):
+            setattr(op, name, getattr(s, name))
+        op = layout.operator("stride.bake_nla_track", icon="NLA")
+        op.blend_time, op.method = s.blend_time, s.method
+
+
+CLASSES = (VIEW3D_PT_stride, VIEW3D_PT_stride_events, VIEW3D_PT_stride_transition)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import bpy
-from bpy.props import FloatProperty, PointerProperty, StringProperty
+from bpy.props import EnumProperty, FloatProperty, PointerProperty, StringProperty
 
 
 class StrideSettings(bpy.types.PropertyGroup):
@@ -19,6 +19,18 @@ class StrideSettings(bpy.types.PropertyGroup):
     tracks: StringProperty(  # type: ignore[valid-type]
         name="Tracks", default="ALL",
         description="Event tracks (marker names) to encode: ALL, or names separated by commas")
+
+
+    source_action: StringProperty(name="Source", description="Action to leave (empty: active)")  # type: ignore[valid-type]
+    source_time: FloatProperty(name="Source Time", default=1.0, min=0.0, unit="TIME_ABSOLUTE")  # type: ignore[valid-type]
+    target_action: StringProperty(name="Target", description="Action to go into")  # type: ignore[valid-type]
+    target_time: FloatProperty(name="Target Time", default=0.0, min=0.0, unit="TIME_ABSOLUTE")  # type: ignore[valid-type]
+    blend_time: FloatProperty(name="Blend Time", default=0.25, min=0.0, max=10.0, unit="TIME_ABSOLUTE")  # type: ignore[valid-type]
+    method: EnumProperty(  # type: ignore[valid-type]
+        name="Method", default="DEAD",
+        items=[("DEAD", "Dead Blending", ""), ("INERTIALIZE", "Inertialization", ""),
+               ("CROSSFADE", "Crossfade", "")])
+    mask: StringProperty(name="Mask", description="LOWER_BODY, UPPER_BODY, FINGERS or joint names")  # type: ignore[valid-type]
 
 
 CLASSES = (StrideSettings,)
