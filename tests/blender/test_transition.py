@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import bpy
 import numpy as np
 import pytest
@@ -40,8 +42,8 @@ def test_bake_transition_equals_the_core_and_leaves_sources_alone(method, scene,
     baked = walk.animation_data.action
     assert baked.name.startswith("02_01 > 02_03")
     src, dst = bvh.load(cmu_path("02_01")), bvh.load(cmu_path("02_03"))
-    core_method = {"DEAD": transition.dead_blend, "INERTIALIZE": transition.inertialize,
-                   "CROSSFADE": transition.crossfade}[method]
+    core_method: Any = {"DEAD": transition.dead_blend, "INERTIALIZE": transition.inertialize,
+                        "CROSSFADE": transition.crossfade}[method]
     want = core_method(src, dst, 1.5, 0.4, 0.3)
     got = stride.bridge.action_to_clip(walk, baked)
     assert_same_motion(got, want)
