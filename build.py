@@ -234,7 +234,13 @@ def numpy_version(py: Path) -> str:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     py = dev_python()
-    return run([py, ROOT / "samples" / "demo.py", *args.files], env=core_env(), check=False)
+    t0 = time.perf_counter()
+    code = run([py, ROOT / "samples" / "demo.py", "--blender", args.blender], env=core_env(), check=False)
+    if code == 0:
+        code = run([py, ROOT / "samples" / "pictures.py", "--out", ROOT / "out" / "pictures"],
+                   env=core_env(), check=False)
+    log(f"demo finished in {time.perf_counter() - t0:.0f} s (exit {code})")
+    return code
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -259,8 +265,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="run the Blender tests on this version only (repeatable; default: all)")
     t.add_argument("--no-blender", action="store_true", help="skip the extension and Blender tests")
     t.add_argument("pytest_args", nargs=argparse.REMAINDER, help="passed on to pytest (after --)")
-    d = sub.add_parser("demo", help="run the demo on the bundled samples")
-    d.add_argument("files", nargs="*", help="BVH files (default: samples/*.bvh)")
+    d = sub.add_parser("demo", help="the main job on the bundled samples, inside Blender")
+    d.add_argument("--blender", default=DEFAULT_BLENDER, choices=list(BLENDER),
+                   help=f"Blender version to run in (default {DEFAULT_BLENDER})")
     sub.add_parser("extension", help="build and validate dist/stride-<version>.zip")
     b = sub.add_parser("bench", help="run the benchmarks")
     b.add_argument("only", nargs="*", help="bench script names (default: all)")

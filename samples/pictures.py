@@ -1,0 +1,98 @@
+"""Pictures for the README (docs/*.png), made from the bundled samples with the core.
+
+    python build.py demo      (makes them as one of its steps)
+
+matplotlib is a dev/demo dependency only; nothing in core/ or blender_addon/ imports it. The
+images hold no timings and no software tag, so they only change when the maths does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+from core import bvh, contacts, events
+from core.clip import Clip
+
+SAMPLES = Path(__file__).resolve().parent
+DOCS = SAMPLES.parent / "docs"
+COLORS = {"L": "#1f77b4", "R": "#d62728", "sin": "#2ca02c", "cos": "#9467bd", "d": "#444444"}
+
+
+def _save(fig: plt.Figure, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110, bbox_inches="tight", metadata={"Software": None})
+    plt.close(fig)
+    return path
+
+
+def event_encoding(walk: Clip, out: Path, window: float = 0.5, sigma: float = 1 / 120) -> Path:
+    """Footsteps of a walk, their (sin, cos) encoding, and the signed time decoded back."""
+    steps = contacts.footsteps(walk)
+    t = walk.times
+    fig, axes = plt.subplots(2, 1, figsize=(9, 5), sharex=True)
+    for foot, ax in zip(("L", "R"), axes, strict=True):
+        times = steps[f"FootDown_{foot}"]
+        sin, cos = events.encode(t, times, window, sigma)
+        ax.plot(t, sin, color=COLORS["sin"], label="sin")
+        ax.plot(t, cos, color=COLORS["cos"], label="cos")
+        ax.plot(t, events.decode(sin, cos, window) / window, color=COLORS["d"], lw=1, ls="--",
+                label="decoded d / window")
+        for e in times:
+            ax.axvline(e, color=COLORS[foot], lw=1)
+        ax.set_ylabel(f"FootDown_{foot}")
+        ax.set_ylim(-1.15, 1.15)
+    axes[0].legend(loc="upper right", ncol=3, fontsize=8)
+    axes[-1].set_xlabel("seconds")
+    fig.suptitle(f"{walk.name}: footstep events (vertical lines) encoded with window {window} s")
+    return _save(fig, out)
+
+
+def contact_timelines(clips: list[Clip], out: Path) -> Path:
+    """Foot height above the lowest point and planted frames, per clip."""
+    fig, axes = plt.subplots(len(clips), 1, figsize=(9, 2.2 * len(clips)), squeeze=False)
+    for ax, clip in zip(axes[:, 0], clips, strict=True):
+        planted = contacts.contacts(clip)
+        feet = contacts.default_feet(clip)
+        _, pos = clip.fk()
+        t = clip.times
+        for foot, joints in feet.items():
+            height = (pos[:, joints] @ clip.up).min(axis=1) * clip.meters_per_unit * 100
+            height -= height[clip.motion_start:].min()
+            ax.plot(t, height, color=COLORS[foot], lw=1.2, label=f"{foot} foot height (cm)")
+            low = 0 if foot == "L" else -3
+            ax.fill_between(t, low - 3, low, where=planted[foot], color=COLORS[foot], alpha=0.6,
+                            step="mid", label=f"{foot} planted")
+        ax.set_ylabel(clip.name)
+        ax.set_xlim(t[0], t[-1])
+    axes[0, 0].legend(loc="upper right", ncol=4, fontsize=7)
+    axes[-1, 0].set_xlabel("seconds")
+    fig.suptitle("Foot height and contacts")
+    return _save(fig, out)
+
+
+def make_all(docs: Path = DOCS, extra: dict[str, Callable[[Path], Path]] | None = None) -> list[Path]:
+    walk = bvh.load(SAMPLES / "02_01.bvh")
+    run = bvh.load(SAMPLES / "02_03.bvh")
+    walk_part = walk[walk.motion_start:]
+    paths = [
+        event_encoding(walk_part, docs / "events.png"),
+        contact_timelines([walk_part, run[run.motion_start:]], docs / "contacts.png"),
+    ]
+    for name, make in (extra or {}).items():
+        paths.append(make(docs / name))
+    return paths
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", type=Path, default=DOCS, help="folder for the PNGs (default docs/)")
+    for p in make_all(parser.parse_args().out):
+        print(p)
