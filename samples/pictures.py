@@ -15,6 +15,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+import numpy as np
 
 from core import bvh, contacts, events
 from core.clip import Clip
@@ -76,6 +77,41 @@ def contact_timelines(clips: list[Clip], out: Path) -> Path:
     return _save(fig, out)
 
 
+def transition_speeds(src: Clip, dst: Clip, out: Path, src_time: float = 1.6, dst_time: float = 0.3,
+                      blend_time: float = 0.25) -> Path:
+    """Mean joint angular speed (body joints) around the switch for each transition method."""
+    from core import blend, quat, transition
+
+    body = blend.mask_preset(src, "FINGERS") == 0
+    i_s = round(src_time * src.fps)
+    window = slice(i_s - 24, i_s + 48)
+    fig, ax = plt.subplots(figsize=(9, 3.6))
+    styles = {"cut": ("#bbbbbb", ":"), "crossfade": ("#ff7f0e", "-"), "inertialize": ("#9467bd", "-"),
+              "dead blend": ("#2ca02c", "-")}
+    methods = {"cut": transition.cut, "crossfade": transition.crossfade,
+               "inertialize": transition.inertialize, "dead blend": transition.dead_blend}
+    top = 0.0
+    for label, fn in methods.items():
+        clip = fn(src, dst, src_time, dst_time, blend_time)
+        q = clip.rotations
+        speed = quat.angle(q[1:], q[:-1])[:, body].mean(axis=1) * clip.fps
+        t = (np.arange(len(speed)) + 1 - i_s) / clip.fps
+        color, ls = styles[label]
+        if label == "cut":
+            peak = speed[window].max()
+            label = f"cut (peaks at {peak:.0f} rad/s)"
+        else:
+            top = max(top, float(speed[window].max()))
+        ax.plot(t[window], speed[window], color=color, ls=ls, lw=1.8, label=label)
+    ax.set_ylim(0, 1.6 * top)  # the cut's spike would flatten everything else
+    ax.axvspan(0, blend_time, color="#eeeeee", zorder=0, label="blend window")
+    ax.set_xlabel("seconds from the switch")
+    ax.set_ylabel("mean joint speed (rad/s)")
+    ax.legend(loc="upper right", fontsize=8)
+    fig.suptitle(f"{src.name} -> {dst.name}: joint angular speed through the transition")
+    return _save(fig, out)
+
+
 def make_all(docs: Path = DOCS, extra: dict[str, Callable[[Path], Path]] | None = None) -> list[Path]:
     walk = bvh.load(SAMPLES / "02_01.bvh")
     run = bvh.load(SAMPLES / "02_03.bvh")
@@ -83,6 +119,7 @@ def make_all(docs: Path = DOCS, extra: dict[str, Callable[[Path], Path]] | None 
     paths = [
         event_encoding(walk_part, docs / "events.png"),
         contact_timelines([walk_part, run[run.motion_start:]], docs / "contacts.png"),
+        transition_speeds(walk, run, docs / "transition.png"),
     ]
     for name, make in (extra or {}).items():
         paths.append(make(docs / name))
