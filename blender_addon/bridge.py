@@ -117,13 +117,14 @@ def resolve_action(obj: Any, action: Any = None, slot: Any = None) -> tuple[Any,
     _require_armature(obj)
     if isinstance(action, str):
         if action and action not in bpy.data.actions:
-            raise BridgeError(f"no action named {action!r}")
+            raise BridgeError(f"no action named {action!r}: check the name in the Action Editor")
         action = bpy.data.actions[action] if action else None
     if action is None:
         adt = obj.animation_data
         action = adt.action if adt is not None else None
         if action is None:
-            raise BridgeError(f"armature {obj.name!r} has no active action")
+            raise BridgeError(f"armature {obj.name!r} has no active action: assign one in the Action "
+                              "Editor, or name the action to use")
     slot = slot if slot is not None else compat.action_slot(action, obj)
     if compat.SLOTTED and slot is None:
         raise BridgeError(f"action {action.name!r} has no slot for an object")

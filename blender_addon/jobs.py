@@ -172,7 +172,8 @@ def write_event_curves(obj: Any, action: str | None = None, window: float = 0.5,
     for tag, one_hot in events.one_hot_tags(times, events.from_markers(tag_markers)).items():
         curves[f"stride_tag_{tag}"] = ([one_hot], "CONSTANT")
     if not curves:
-        raise JobError(f"action {act.name!r} has no event markers, footsteps or tags to encode")
+        raise JobError(f"action {act.name!r} has no event markers, footsteps or tags to encode: run "
+                       "Detect Footsteps or add pose markers first")
     bag = compat.channelbag(act, slot, create=True)
     compat.remove_fcurves(bag, [fc for fc in bag.fcurves if fc.data_path.startswith(CURVE_PREFIXES)])
     for prop, (values, interpolation) in curves.items():
@@ -198,7 +199,8 @@ def detect_events_from_curves(obj: Any, action: str | None = None, window: float
             pairs.setdefault(fc.data_path[len(start):-2], {})[fc.array_index] = fc
     complete = {track: p for track, p in pairs.items() if 0 in p and 1 in p}
     if not complete:
-        raise JobError(f"action {act.name!r} has no {prefix}<track> curves (index 0 sin, 1 cos) to decode")
+        raise JobError(f"action {act.name!r} has no {prefix}<track> curves (index 0 sin, 1 cos) to "
+                       "decode: run Write Event Curves first, or key such curves")
     counts = {}
     for track, p in complete.items():
         sin_keys = compat.read_keys(p[0])
@@ -279,6 +281,12 @@ def bake_transition(obj: Any, source_action: str, source_time: float, target_act
     dst_action, _ = bridge.resolve_action(obj, target_action)
     src = bridge.action_to_clip(obj, src_action)
     dst = bridge.action_to_clip(obj, dst_action)
+    for field, seconds, clip, act in (("Source Time", source_time, src, src_action),
+                                      ("Target Time", target_time, dst, dst_action)):
+        if not 0.0 <= seconds <= clip.duration + 0.5 / clip.fps:
+            raise JobError(f"{field} {seconds:g} s is outside {act.name!r}, which lasts "
+                           f"{clip.duration:.2f} s: pick a time inside it (the clock button uses the "
+                           "current frame)")
     out = transition_clip(src, dst, source_time, target_time, blend_time, method, halflife_mode, halflife,
                           mask)
     name = f"{src_action.name} > {dst_action.name} ({method.lower()})"
@@ -294,7 +302,8 @@ def nla_items(obj: Any, track: str = "", default_blend: float = 0.25) -> tuple[l
     adt = obj.animation_data
     tracks = list(adt.nla_tracks) if adt is not None else []
     if not tracks:
-        raise JobError(f"armature {obj.name!r} has no NLA tracks")
+        raise JobError(f"armature {obj.name!r} has no NLA tracks: push actions down in the Action "
+                       "Editor and arrange them as strips on one track first")
     if track:
         found = [t for t in tracks if t.name == track]
         if not found:
@@ -305,7 +314,7 @@ def nla_items(obj: Any, track: str = "", default_blend: float = 0.25) -> tuple[l
         nla = adt.nla_tracks.active or tracks[0]
     strips = sorted((s for s in nla.strips if not s.mute), key=lambda s: s.frame_start)
     if not strips:
-        raise JobError(f"NLA track {nla.name!r} has no (unmuted) strips")
+        raise JobError(f"NLA track {nla.name!r} has no (unmuted) strips: add action strips to it first")
     for s in strips:
         unsupported = [what for what, on in (
             ("a reversed strip", s.use_reverse), ("animated influence", s.use_animated_influence),
