@@ -72,7 +72,10 @@ def find_python(version: str) -> str | None:
 
 def ensure_venv(venv: Path, python: str, requirements: list[Path], extra: tuple[str, ...] = ()) -> Path:
     """Create or update a venv; reinstall only when the requirements (or python) change."""
-    digest = hashlib.sha256(python.encode())
+    # The interpreter's identity, not its path: a pyenv shim and the binary it runs are one python.
+    who = subprocess.run([python, "-c", "import sys; print(sys.version, sys.base_prefix)"],
+                         capture_output=True, text=True).stdout
+    digest = hashlib.sha256(who.encode())
     for req in requirements:
         digest.update(req.read_bytes())
     for item in extra:

@@ -104,15 +104,18 @@ def inside_blender() -> int:
     t_read = median_time(lambda: stride.bridge.action_to_clip(obj))
 
     def step_frames():
-        out = np.empty((clip.n_frames, len(bones), 4))
+        # The same output as action_to_clip: every bone's rotation and location at every frame.
+        rot = np.empty((clip.n_frames, len(bones), 4))
+        loc = np.empty((clip.n_frames, len(bones), 3))
         for f in range(clip.n_frames):
             scene.frame_set(1 + f)
             for j, pb in enumerate(bones):
-                out[f, j] = pb.rotation_quaternion
-        return out
+                rot[f, j] = pb.rotation_quaternion
+                loc[f, j] = pb.location
+        return rot, loc
 
     t_step = median_time(step_frames, repeat=1)
-    rows.append(("read 31 joints x 1000 frames", "frame_set + pose", t_read, t_step, TARGETS["read"]))
+    rows.append(("read 31 joints x 1000 frames", "frame_set + rot, loc", t_read, t_step, TARGETS["read"]))
 
     # -- import: 10,000 frames ---------------------------------------------------------------------
     big = Path(tempfile.mkdtemp(prefix="stride-bench-")) / "walk_10k.bvh"

@@ -151,7 +151,7 @@ def action_to_clip(obj: Any, action: Any = None, *, axis_forward: str = "-Z", ax
     curves = {(fc.data_path, fc.array_index): fc for fc in compat.fcurves(action, slot)}
     _check_animated_bones(obj, action, curves)
     keys = {k: compat.read_keys(fc) for k, fc in curves.items() if len(fc.keyframe_points)}
-    frames = _key_frames(list(keys.values()))
+    frames, aligned = _key_frames(list(keys.values()))
     T, J = len(frames), len(names)
     pose_rot = np.empty((T, J, 4))
     pose_loc = np.zeros((T, J, 3))
@@ -161,18 +161,19 @@ def action_to_clip(obj: Any, action: Any = None, *, axis_forward: str = "-Z", ax
         mode = pb.rotation_mode
         if mode == "QUATERNION":
             values = _channel(curves, keys, _path(name, "rotation_quaternion"), tuple(pb.rotation_quaternion),
-                              frames)
+                              frames, aligned)
             pose_rot[:, j] = quat.normalize(values)
         elif mode == "AXIS_ANGLE":
             values = _channel(curves, keys, _path(name, "rotation_axis_angle"), tuple(pb.rotation_axis_angle),
-                              frames)
+                              frames, aligned)
             pose_rot[:, j] = armature.from_blender_axis_angle(values)
         else:
-            values = _channel(curves, keys, _path(name, "rotation_euler"), tuple(pb.rotation_euler), frames)
+            values = _channel(curves, keys, _path(name, "rotation_euler"), tuple(pb.rotation_euler),
+                              frames, aligned)
             pose_rot[:, j] = armature.from_blender_euler(values, mode)
         loc_path = _path(name, "location")
         has_loc[j] = any((loc_path, i) in curves for i in range(3))
-        pose_loc[:, j] = _channel(curves, keys, loc_path, tuple(pb.location), frames)
+        pose_loc[:, j] = _channel(curves, keys, loc_path, tuple(pb.location), frames, aligned)
     rotations = armature.pose_to_local(rest, pose_rot, conversion)
     translations = armature.pose_location_to_translation(rest, rel_heads, pose_loc, conversion, scale)
     offsets = rel_heads / scale
@@ -228,20 +229,21 @@ def _check_animated_bones(obj: Any, action: Any, curves: dict[tuple[str, int], A
                                   f"{action.name!r} animates: it was made for another skeleton")
 
 
-def _key_frames(keys: list[np.ndarray]) -> np.ndarray:
-    """Frames to sample: the shared key frames of all curves, else a grid at their key spacing."""
+def _key_frames(keys: list[np.ndarray]) -> tuple[np.ndarray, bool]:
+    """(frames to sample, whether every curve is keyed on exactly them): the shared key frames of
+    all curves, else a grid at their key spacing."""
     keyed = [k[:, 0] for k in keys]
     if not keyed:
-        return np.zeros(0)
+        return np.zeros(0), True
     shared = keyed[0]
     if all(len(k) == len(shared) and np.array_equal(k, shared) for k in keyed):
-        return shared
+        return shared, True
     first = min(float(k[0]) for k in keyed)
     last = max(float(k[-1]) for k in keyed)
     steps = np.concatenate([np.diff(k) for k in keyed if len(k) > 1] or [np.ones(1)])
     step = float(np.median(steps))
     count = math.floor((last - first) / step + 1e-6) + 1
-    return first + step * np.arange(count)
+    return first + step * np.arange(count), False
 
 
 def _fps_from_keys(frames: np.ndarray, action_fps: float) -> float:
@@ -254,16 +256,17 @@ def _fps_from_keys(frames: np.ndarray, action_fps: float) -> float:
 
 
 def _channel(curves: dict[tuple[str, int], Any], keys: dict[tuple[str, int], np.ndarray], path: str,
-             default: tuple[float, ...], frames: np.ndarray) -> np.ndarray:
+             default: tuple[float, ...], frames: np.ndarray, aligned: bool = False) -> np.ndarray:
     """[T, n] values of an array property over `frames`; unkeyed indices keep the pose value.
 
-    Keys on the sampled frames are used as they are; other curves are evaluated by Blender."""
+    Keys on the sampled frames are used as they are (`aligned`: every curve is keyed on exactly
+    `frames`); other curves are evaluated by Blender."""
     out = np.repeat(np.asarray(default, dtype=np.float64)[None], len(frames), axis=0)
     for i in range(len(default)):
         k = keys.get((path, i))
         if k is None:
             continue
-        if len(k) == len(frames) and np.array_equal(k[:, 0], frames):
+        if aligned or (len(k) == len(frames) and np.array_equal(k[:, 0], frames)):
             out[:, i] = k[:, 1]
         else:
             fc = curves[(path, i)]
