@@ -1,0 +1,734 @@
+"""Synchronized blends: clean loop cycles with foot-plant markers, and blends of two cycles (a walk
+and a run) played at one phase.
+
+A walk and a run have different cycle lengths; blended on one clock their feet go out of phase.
+Engines sync them: both clips play at the same phase, the blended cycle length is interpolated and
+each clip's playback rate is scaled to it. With walk cycle T1, run cycle T2 and weight w (0: the
+first clip, 1: the second), `linear` mode gives L = (T2 - T1) w + T1, walk rate T1 / L, run rate
+T2 / L. Markers (Unreal's sync markers; here FootDown_L / FootDown_R) refine this: time is warped
+piecewise between matching markers, so clips whose plants fall at different fractions of their
+cycles still plant together.
+
+Conventions:
+
+- A **loop** is a Clip with `loop=True` holding N frames of one closed cycle: frame N (one past
+  the last) has frame 0's pose, so the period is N / fps seconds. Its **markers** are its `events`,
+  times in [0, N / fps).
+- Root motion loops as a trajectory that moves on (root.decompose): frame N is frame 0 moved by
+  the cycle's displacement and turn. The step from frame N - 1 to frame N is not stored: in the
+  heading frame it is the mean of the steps N-2 -> N-1 and 0 -> 1, so the velocity runs on
+  smoothly across the seam (`cycle_travel` gives the sum).
+- **Phase** is a position among the markers: segment index + fraction (segment j runs from marker j
+  to marker j + 1; the index counts on over cycles). A clip at phase j + f is at its own time
+  marker_j + f * segment_j. The blended segment duration S_j(w) depends on the mode; the phase
+  advances each output frame by dt / S_j(w(t)), so it is monotonic under any weight curve.
+- Times are seconds at every boundary; frames are indices.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from . import blend, contacts, quat, root
+from .clip import Clip
+
+Array = npt.NDArray[np.float64]
+
+MODES = ("linear", "harmonic", "leader")
+
+# A sample this close to a whole source frame (in frames) is that frame: phase arithmetic leaves
+# ~1e-13 frames of rounding, and a blend at weight 0 must return the source's own frames.
+_SNAP = 1e-9
+# loop_cycle looks this far (seconds) either side of the next left touchdown for the frame whose
+# pose best closes the cycle: two touchdown errors of 3 frames at 120 fps.
+SEAM_REACH = 0.05
+# Output frames blended per pass: a block's temporaries stay in cache (10,000 frames x 31 joints
+# in one pass run 1.7x slower, mostly in page faults on fresh memory).
+_BLOCK = 512
+
+
+# -- loop cycles ---------------------------------------------------------------------------------
+
+
+def loop_cycle(clip: Clip, frames: tuple[int, int] | None = None, *, straighten: bool = False) -> Clip:
+    """One clean cycle of `clip` as a loop (`loop=True`, see the module notes), markers in `events`.
+
+    frames: (a, b), b the frame with the same phase as a; frames a .. b-1 make the cycle (N = b - a
+        frames, period N / fps). None: a is the frame nearest the first left-foot touchdown
+        (FootDown_L) that has a next one, and b the frame within `SEAM_REACH` seconds of that
+        next touchdown whose pose best matches a's (RMS local joint angle, root and fingers left
+        out): touchdowns are found to a few frames, and a seam off by a few frames would put a
+        whole stride's mismatch into the spread below (CMU 02_03: 0.43 rad at the knee). A clip
+        that is already a loop (`clip.loop`) is taken whole. Touchdowns are the clip's own
+        FootDown_* events if it has any, else `contacts.footsteps(clip)`.
+    straighten: remove the cycle's turn (spread evenly over its frames), so the loop walks straight.
+
+    The seam is removed: the offset from frame a to frame b of every joint's local rotation and
+    translation, and of the root's residual (height, sway and hip rotation off the heading,
+    root.decompose), is spread linearly over the cycle, so frame N would equal frame 0. The floor
+    trajectory keeps its per-cycle displacement and turn (`cycle_travel`).
+
+    Markers are the clip's events and touchdowns from half a frame before a to half a frame before
+    b (or before the next left touchdown, if earlier), in seconds from frame a; one within half a
+    frame of a is put on it (0 s), so a cycle found from footsteps starts exactly on its
+    FootDown_L marker. ValueError when no cycle is found (the message lists the touchdowns, for an
+    R->R cycle via `frames`).
+    """
+    marks = dict(clip.events)
+    if not any(k.startswith("FootDown_") for k in marks):
+        marks.update(contacts.footsteps(clip))
+    fps = clip.fps
+    closed = frames is None and clip.loop
+    if closed:
+        first, n, until = 0, clip.n_frames, float(clip.n_frames)
+    else:
+        first, stop, until = _cycle_frames(clip, frames, marks)
+        n = stop - first
+    if n < 2:
+        raise ValueError(f"a cycle needs at least 2 frames, not {n}")
+    events = {}
+    for name, times in marks.items():
+        x = np.asarray(times, dtype=np.float64) * fps - first
+        if closed:
+            x = np.mod(x, n)
+        else:
+            x = x[(x >= -0.5) & (x < until - first - 0.5)]
+            x = np.where(np.abs(x) < 0.5, 0.0, x)
+        events[name] = np.sort(x) / fps
+
+    stop_frame = first + (n if closed else n + 1)
+    src = clip.replace(rotations=clip.rotations[first:stop_frame], positions=clip.positions[first:stop_frame],
+                       events={}, loop=False, motion_start=0, root=clip.root)
+    traj, res = root.decompose(src)
+    rot, pos = src.rotations[:n], src.positions[:n]
+    res_rot, res_pos = res.rotation[:n], res.position[:n]
+    if not closed:
+        # Frame n should be frame 0 again: take 0, 1/n, ... of the offset off frames 0, 1, ...
+        f = np.arange(n) / n
+        rot = quat.mul(rot, _fraction_of(quat.inv_mul(rot[0], src.rotations[n]), -f[:, None, None]))
+        pos = pos - f[:, None, None] * (src.positions[n] - pos[0])
+        res_rot = quat.mul(res_rot, _fraction_of(quat.inv_mul(res_rot[0], res.rotation[n]), -f[:, None]))
+        res_pos = res_pos - f[:, None] * (res.position[n] - res_pos[0])
+    name = clip.name if closed else f"{clip.name}.cycle" if clip.name else "cycle"
+    body = src.replace(rotations=rot, positions=pos, events=events, loop=True, name=name)
+    loop = root.recompose(body, root.Trajectory(traj.position[:n], traj.heading[:n]),
+                          root.Residual(res_pos, res_rot))
+    if not straighten:
+        return loop
+    # From the loop's own trajectory: the spread residual may hold a trace of yaw.
+    traj, res = root.decompose(loop)
+    step, turn = _steps(traj.position, traj.heading, clip.up)
+    turn = turn - turn.sum() / n
+    heading = traj.heading[0] + np.concatenate([[0.0], np.cumsum(turn[:-1])])
+    position = _integrate(traj.position[0], heading, step[:-1], clip.up)
+    return root.recompose(loop, root.Trajectory(position, heading), res)
+
+
+def _cycle_frames(clip: Clip, frames: tuple[int, int] | None,
+                  marks: dict[str, np.ndarray]) -> tuple[int, int, float]:
+    """(a, b, end of the marker window in frames) of the cycle: given, or from the first two left
+    touchdowns with b matched to a's pose."""
+    if frames is not None:
+        a, b = (int(x) for x in frames)
+        if not 0 <= a < b < clip.n_frames:
+            raise ValueError(f"frames {frames} must be 0 <= a < b < {clip.n_frames} (b: the frame with "
+                             "a's phase, the first frame after the cycle)")
+        return a, b, float(b)
+    left = np.sort(np.asarray(marks.get("FootDown_L", []), dtype=np.float64))
+    if left.size < 2:
+        found = ", ".join(f"{k} at frames {np.round(np.asarray(v) * clip.fps, 1).tolist()}"
+                          for k, v in sorted(marks.items()) if k.startswith("FootDown_"))
+        raise ValueError(f"{clip.name or 'the clip'} has no two left touchdowns to make an L->L cycle "
+                         f"({found or 'no touchdowns'}); pass frames=(a, b), e.g. from two right ones")
+    a, guess = (math.floor(t * clip.fps + 0.5) for t in left[:2])
+    reach = math.ceil(SEAM_REACH * clip.fps - 1e-9)
+    ends = np.arange(max(a + 2, guess - reach), min(clip.n_frames - 1, guess + reach) + 1)
+    joints = np.flatnonzero(blend.mask_preset(clip, "FINGERS") == 0.0)
+    joints = joints[joints != clip.root]
+    mismatch = np.mean(quat.angle(clip.rotations[a, joints], clip.rotations[ends][:, joints]) ** 2, axis=-1)
+    b = int(ends[np.argmin(mismatch)])
+    return a, b, float(min(b, guess))
+
+
+def _fraction_of(q: Array, f: Array) -> Array:
+    """q to the power f (shortest path): the rotation by f times q's angle about its axis."""
+    return quat.from_scaled_angle_axis(f * quat.to_scaled_angle_axis(quat.hemi(q)))
+
+
+def _steps(position: Array, heading: Array, up: Array) -> tuple[Array, Array]:
+    """A loop's floor steps, frame f -> f + 1, in the heading frame of f ([N, 3], file units) and its
+    turns ([N], radians); the step out of the last frame is the mean of its neighbours."""
+    n = len(heading)
+    step, turn = np.zeros((n, 3)), np.zeros(n)
+    if n >= 2:
+        step[:-1] = quat.mul_vec(quat.inv(root.yaw_quat(heading[:-1], up)), np.diff(position, axis=0))
+        turn[:-1] = np.diff(heading)
+        step[-1] = 0.5 * (step[-2] + step[0])
+        turn[-1] = 0.5 * (turn[-2] + turn[0])
+    return step, turn
+
+
+def _integrate(start: Array, heading: Array, step: Array, up: Array) -> Array:
+    """Floor positions [len(step) + 1, 3] from `start`, each step turned by the heading before it."""
+    moves = quat.mul_vec(root.yaw_quat(heading[:len(step)], up), step)
+    return np.asarray(start) + np.concatenate([np.zeros((1, 3)), np.cumsum(moves, axis=0)])
+
+
+def cycle_travel(clip: Clip) -> tuple[Array, float]:
+    """(displacement [3], turn) of a loop over one cycle: file units, in the heading frame of its
+    frame 0 (heading 0 = the rest pose's forward), and radians. The step across the seam follows
+    the loop convention (module notes)."""
+    _check_loop(clip, "clip")
+    traj = root.trajectory(clip)
+    step, turn = _steps(traj.position, traj.heading, clip.up)
+    heading = traj.heading[0] + np.concatenate([[0.0], np.cumsum(turn[:-1])])
+    end = _integrate(traj.position[0], heading, step, clip.up)[-1]
+    unturn = quat.inv(root.yaw_quat(traj.heading[0], clip.up))
+    return quat.mul_vec(unturn, end - traj.position[0]), float(turn.sum())
+
+
+def _check_loop(clip: Clip, what: str) -> None:
+    if not clip.loop:
+        raise ValueError(f"{what} ({clip.name or 'unnamed'}) is not a loop: make one with loop_cycle()")
+    if clip.n_frames < 2:
+        raise ValueError(f"{what} ({clip.name or 'unnamed'}) has {clip.n_frames} frame(s); a cycle needs 2")
+
+
+# -- markers and segments ------------------------------------------------------------------------
+
+
+class _Segments(NamedTuple):
+    """Matched markers: names [K], each clip's marker times [K] (seconds, increasing, the first in
+    [0, period)) and segment durations [K] (marker j to j + 1, the last wrapping)."""
+
+    names: list[str]
+    times_a: Array
+    durations_a: Array
+    times_b: Array
+    durations_b: Array
+
+
+def _markers(clip: Clip, names: set[str]) -> tuple[Array, list[str]]:
+    period = clip.n_frames / clip.fps
+    t = [np.mod(np.asarray(clip.events[k], dtype=np.float64), period) for k in sorted(names)]
+    n = [k for k in sorted(names) for _ in clip.events[k]]
+    times = np.concatenate(t) if t else np.zeros(0)
+    order = np.argsort(times, kind="stable")
+    return times[order], [n[i] for i in order]
+
+
+def _segments(a: Clip, b: Clip) -> _Segments:
+    """Markers common to a and b (by name) matched in cycle order; none: one segment, the cycle."""
+    period_a, period_b = a.n_frames / a.fps, b.n_frames / b.fps
+    common = {k for k in set(a.events) & set(b.events) if len(a.events[k]) and len(b.events[k])}
+    if not common:
+        return _Segments([""], np.zeros(1), np.array([period_a]), np.zeros(1), np.array([period_b]))
+    ta, na = _markers(a, common)
+    tb, nb = _markers(b, common)
+    for clip, t in ((a, ta), (b, tb)):
+        if np.any(np.diff(np.append(t, t[0] + clip.n_frames / clip.fps)) <= 0.0):
+            raise ValueError(f"{clip.name or 'a clip'} has two markers at one time ({t.tolist()} s)")
+    k = len(na)
+    shifts = [r for r in range(len(nb)) if len(nb) == k and all(nb[(j + r) % k] == na[j] for j in range(k))]
+    if not shifts:
+        raise ValueError(f"markers do not match in cycle order: {a.name or 'a'} has {na}, "
+                         f"{b.name or 'b'} has {nb}")
+    # Several rotations match a sequence that repeats (L R L R): take the closest in normalized time.
+    r = min(shifts, key=lambda s: abs((tb[s % k] / period_b - ta[0] / period_a + 0.5) % 1.0 - 0.5))
+    idx = np.arange(k) + r
+    times_b = tb[idx % k] + period_b * (idx // k)
+    return _Segments(na, ta, np.diff(np.append(ta, ta[0] + period_a)),
+                     times_b, np.diff(np.append(times_b, times_b[0] + period_b)))
+
+
+def _durations(seg: _Segments, w: Array, mode: str) -> Array:
+    """[..., K] blended segment durations at weights w [...]."""
+    sa, sb = seg.durations_a, seg.durations_b
+    w = np.asarray(w, dtype=np.float64)[..., None]
+    if mode == "linear":
+        return (1.0 - w) * sa + w * sb
+    if mode == "harmonic":
+        with np.errstate(divide="ignore"):
+            s = 1.0 / ((1.0 - w) / sa + w / sb)
+        return np.where(w == 0.0, sa, np.where(w == 1.0, sb, s))
+    if mode == "leader":
+        # Ties go to the first clip.
+        return np.where(w > 0.5, sb, sa)
+    raise ValueError(f"unknown mode {mode!r}; modes are {', '.join(MODES)}")
+
+
+# -- the phase -----------------------------------------------------------------------------------
+
+
+def _weights(weight: Any, times: Array) -> Array:
+    """[n] weights at the output times from a number, a callable or a (times, weights) pair."""
+    if callable(weight):
+        w = None
+        try:
+            w = np.asarray(weight(times), dtype=np.float64)
+        except (TypeError, ValueError):
+            pass
+        if w is None or w.ndim > 1 or (w.ndim == 1 and w.shape != times.shape):
+            # Not vectorized: once per frame (user code; the blend itself never loops over frames).
+            w = np.array([float(weight(float(t))) for t in times])
+        w = np.broadcast_to(w, times.shape).astype(np.float64)
+    elif isinstance(weight, tuple):
+        if len(weight) != 2:
+            raise TypeError(f"a weight curve is a (times, weights) pair, not a {len(weight)}-tuple")
+        kt, kw = (np.asarray(x, dtype=np.float64).reshape(-1) for x in weight)
+        if kt.size == 0 or kt.shape != kw.shape:
+            raise ValueError(f"weight curve: {kt.size} times and {kw.size} weights; give one weight per time")
+        if np.any(np.diff(kt) <= 0.0) or not np.all(np.isfinite(kt)):
+            raise ValueError("weight curve times must be finite and increasing")
+        w = np.interp(times, kt, kw)
+    elif np.ndim(weight) != 0 or isinstance(weight, (str, bytes)):
+        raise TypeError("weight is a number, a callable f(t_seconds) -> w or a (times, weights) pair; "
+                        "a bare array is refused (at which times would its values hold?)")
+    else:
+        w = np.full(times.shape, float(weight))
+    bad = ~((w >= 0.0) & (w <= 1.0))
+    if np.any(bad):
+        i = int(np.argmax(bad))
+        raise ValueError(f"weights must be in [0, 1]: {w[i]} at {times[i]:.4f} s")
+    return w
+
+
+def _phase(u0: float, S: Array, dt: float) -> tuple[Array, list[tuple[float, int]]]:
+    """Phase [n] at the output frames from u0, advancing by dt / S[k, segment] per frame k, and the
+    marker crossings (time, unwrapped marker index). Each step that crosses a marker finishes
+    its time in the next segment at that segment's pace. Loops over segments, not frames."""
+    n, K = S.shape
+    u = np.empty(n)
+    u[0] = u0
+    crossings: list[tuple[float, int]] = [(0.0, int(u0))] if u0 == math.floor(u0) else []
+    # No segment lasts longer than this many frames (the window searched for its end).
+    span = math.ceil(float(S.max()) / dt) + 2
+    k, uk = 0, u0
+    while k < n - 1:
+        j = math.floor(uk)
+        seg = j % K
+        m = min(n - 1 - k, span)
+        inc = dt / S[k:k + m, seg]
+        c = np.cumsum(inc)
+        r = (j + 1) - uk
+        hit = int(np.searchsorted(c, r))
+        if hit == m:
+            u[k + 1:k + m + 1] = uk + c
+            k += m
+            uk = float(u[k])
+            continue
+        u[k + 1:k + hit + 1] = uk + c[:hit]
+        i = k + hit
+        before = float(c[hit - 1]) if hit else 0.0
+        used = min(max((r - before) / float(inc[hit]), 0.0), 1.0) * dt
+        t, left, uj = i * dt + used, dt - used, j + 1
+        crossings.append((t, uj))
+        while True:
+            need = float(S[i, uj % K])
+            if need > left:
+                u[i + 1] = uj + left / need
+                break
+            left -= need
+            t += need
+            uj += 1
+            crossings.append((t, uj))
+        k, uk = i + 1, float(u[i + 1])
+    # A marker on the last frame may have been left a rounding short of it.
+    if n > 1 and math.floor(u[-1]) + 1 - u[-1] < _SNAP:
+        crossings.append(((n - 1) * dt, math.floor(u[-1]) + 1))
+    return u, crossings
+
+
+def _local_times(u: Array, marker_times: Array, durations: Array, period: float) -> Array:
+    """Each phase's time in a clip (seconds, unwrapped over cycles)."""
+    K = len(durations)
+    j = np.floor(u)
+    seg = (j % K).astype(np.int64)
+    return marker_times[seg] + (u - j) * durations[seg] + (j // K) * period
+
+
+class _Sync(NamedTuple):
+    fps: float
+    times: Array            # [n] output times
+    weights: Array          # [n]
+    times_a: Array          # [n] a's time (seconds, unwrapped)
+    times_b: Array
+    events: dict[str, Array]
+
+
+def _sync(a: Clip, b: Clip, weight: Any, duration: float, mode: str, fps: float | None) -> _Sync:
+    _check_loop(a, "a")
+    _check_loop(b, "b")
+    a.check_compatible(b)
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; modes are {', '.join(MODES)}")
+    rate = a.fps if fps is None else float(fps)
+    if not (rate > 0 and math.isfinite(rate)):
+        raise ValueError(f"fps must be positive and finite, not {fps}")
+    duration = float(duration)
+    if not (duration >= 0 and math.isfinite(duration)):
+        raise ValueError(f"duration must be >= 0 seconds, not {duration}")
+    n = math.floor(duration * rate + 1e-9) + 1
+    times = np.arange(n) / rate
+    w = _weights(weight, times)
+    seg = _segments(a, b)
+    K = len(seg.names)
+    period_a, period_b = a.n_frames / a.fps, b.n_frames / b.fps
+    # The output starts at a's time 0: on its first marker, or inside the segment that wraps.
+    if seg.times_a[0] == 0.0:
+        u0 = 0.0
+    else:
+        u0 = -1.0 + (period_a - seg.times_a[-1]) / seg.durations_a[-1]
+    u, crossings = _phase(u0, _durations(seg, w, mode), 1.0 / rate)
+    ta = _local_times(u, seg.times_a, seg.durations_a, period_a)
+    tb = _local_times(u, seg.times_b, seg.durations_b, period_b)
+    events: dict[str, list[float]] = {name: [] for name in seg.names if name}
+    for t, j in crossings:
+        if seg.names[j % K] and t <= times[-1] + 1e-9:
+            events[seg.names[j % K]].append(t)
+    return _Sync(rate, times, w, ta, tb, {k: np.asarray(v) for k, v in events.items()})
+
+
+def sync_times(a: Clip, b: Clip, weight: Any, duration: float, *, mode: str = "linear",
+               fps: float | None = None) -> tuple[Array, Array]:
+    """(a's times [n], b's times [n]): where `sync_blend` with the same arguments samples each loop
+    at its output frames, in seconds, unwrapped over cycles (take them modulo the period for the
+    time within the cycle). Use it to lay the sources' contacts or curves out on a blend."""
+    s = _sync(a, b, weight, duration, mode, fps)
+    return s.times_a, s.times_b
+
+
+# -- sampling and blending poses -----------------------------------------------------------------
+
+
+def _frame_positions(t: Array, fps: float, n: int) -> tuple[np.ndarray, np.ndarray, Array]:
+    """(frame [m] int, next frame, fraction [m]) of times t in a loop of n frames."""
+    x = np.asarray(t) * fps
+    whole = np.rint(x)
+    x = np.where(np.abs(x - whole) <= _SNAP, whole, x)
+    base = np.floor(x)
+    frac = x - base
+    i = np.mod(base, n).astype(np.int64)
+    return i, np.where(i + 1 == n, 0, i + 1), frac
+
+
+class _Frames(NamedTuple):
+    """A loop's rotations of some joints, component-major `[4, N, J]` (each component one
+    contiguous plane), with each frame's next frame (frame 0 after the last) on its side and, per
+    frame `[N, J]`, the half angle h between them, cot h and 1 / sin h (both 0 where h is 0)."""
+
+    q: Array
+    q_next: Array
+    half: Array
+    cot: Array
+    csc: Array
+
+
+def _frames(rotations: Array) -> _Frames:
+    q = np.ascontiguousarray(np.moveaxis(rotations, -1, 0))
+    nxt = np.roll(q, -1, axis=1)
+    d = np.sum(q * nxt, axis=0)
+    nxt = np.where(d < 0.0, -nxt, nxt)
+    d = np.minimum(np.abs(d), 1.0)
+    half = np.arccos(d)
+    s = _sin(half)
+    safe = np.where(s > 0.0, s, 1.0)
+    return _Frames(q, nxt, half, np.where(s > 0.0, d / safe, 0.0), np.where(s > 0.0, 1.0 / safe, 0.0))
+
+
+# sin x = x (1 - x^2/3! + x^4/5! - ...): ten terms are good to 2 ulp for |x| <= pi/2 (the next is
+# under 2.6e-16 there), and numpy's float64 np.sin is several times slower on common x86 builds.
+_SIN = tuple((-1.0) ** k / math.factorial(2 * k + 1) for k in range(10))
+
+
+def _sin(x: Array) -> Array:
+    """sin x for |x| <= pi/2 (Taylor polynomial, Horner in x^2); exactly 0 at 0."""
+    x2 = x * x
+    out = np.full_like(x, _SIN[-1])
+    for c in _SIN[-2::-1]:
+        out *= x2
+        out += c
+    out *= x
+    return out
+
+
+def _weights_of(x: Array, cot: Array, csc: Array) -> tuple[Array, Array]:
+    """Slerp weights of q and p at x = t h in [0, pi/2] ([m, J]): sin((1 - t) h) / sin h =
+    cos x - cot h sin x, and sin x / sin h. Exactly 1 and 0 at x == 0, and where h is 0 (cot = csc
+    = 0). cos x is sqrt(1 - sin^2 x), good to 2e-15 up to 1.5 rad (cos x > 0.07); above that
+    (half turns: flipping thumbs) it is np.cos."""
+    sx = _sin(x)
+    ca = sx * sx
+    np.subtract(1.0, ca, out=ca)
+    np.sqrt(ca, out=ca)
+    if x.max(initial=0.0) > 1.5:
+        wide = x > 1.5
+        ca[wide] = np.cos(x[wide])
+    ca -= cot * sx
+    sx *= csc
+    return ca, sx
+
+
+def _sample(fr: _Frames, i: np.ndarray, frac: Array) -> Array:
+    """Slerp from frame i toward the next by frac [m]: `[4, m, J]`; exactly frame i at frac 0."""
+    ca, cb = _weights_of(frac[:, None] * fr.half[i], fr.cot[i], fr.csc[i])
+    out = fr.q[:, i]
+    out *= ca
+    nxt = fr.q_next[:, i]
+    nxt *= cb
+    out += nxt
+    return out
+
+
+def _slerp_c(q: Array, p: Array, t: Array) -> Array:
+    """Shortest-path slerp of component-major `[4, m, J]` q toward p by t `[m, J]`: `blend.slerp`'s
+    result (to rounding), q itself at t == 0 and p itself at t == 1.
+
+    sin x / sin h with x = t h from one h: the ratio stays exact near h = 0 even where acos lost
+    digits (as quat.slerp's chord lengths do)."""
+    d = q[0] * p[0]
+    for c in (1, 2, 3):
+        d += q[c] * p[c]
+    flip = d < 0.0
+    np.abs(d, out=d)
+    np.minimum(d, 1.0, out=d)
+    half = np.arccos(d)
+    sin_half = _sin(half)
+    csc = np.zeros_like(sin_half)
+    np.divide(1.0, sin_half, out=csc, where=sin_half > 0.0)
+    d *= csc
+    half *= t
+    ca, cb = _weights_of(half, d, csc)
+    np.negative(cb, out=cb, where=flip)
+    out = q * ca
+    p_part = p * cb
+    out += p_part
+    one = t == 1.0
+    if one.any():
+        out[:, one] = p[:, one]
+    return out
+
+
+def _joint_mask(mask: npt.ArrayLike | None, n_joints: int) -> Array:
+    m = np.ones(n_joints) if mask is None else np.asarray(mask, dtype=np.float64)
+    if m.shape != (n_joints,):
+        raise ValueError(f"mask has shape {list(m.shape)}, expected [{n_joints}] (one weight per joint)")
+    if not np.all((m >= 0.0) & (m <= 1.0)):
+        raise ValueError("mask weights must be in [0, 1]")
+    return m
+
+
+def _poses(a: tuple[Array, Array], b: tuple[Array, Array], fps: tuple[float, float], s: _Sync,
+           m: Array) -> tuple[Array, Array]:
+    """Loops a and b (local rotations [N, J, 4], translations [N, J, 3]) sampled at their warped
+    times and blended: rotations [n, J, 4] and translations [n, J, 3]."""
+    (rot_a, pos_a), (rot_b, pos_b) = a, b
+    n, J = len(s.times), rot_a.shape[1]
+    t = s.weights[:, None] * m
+    rot, pos = np.empty((n, J, 4)), np.empty((n, J, 3))
+    ia, na, fa = _frame_positions(s.times_a, fps[0], len(rot_a))
+    ib, nb, fb = _frame_positions(s.times_b, fps[1], len(rot_b))
+    # Joints that hold one rotation throughout both loops need no sampling (CMU: 6 of 31).
+    same = (np.all(rot_a == rot_a[:1], axis=(0, 2)) & np.all(rot_b == rot_b[:1], axis=(0, 2))
+            & np.all(rot_a[0] == rot_b[0], axis=-1))
+    moving = np.flatnonzero(~same)
+    frames_a, frames_b = _frames(rot_a[:, moving]), _frames(rot_b[:, moving])
+    tm = t[:, moving]
+    for k in range(0, n, _BLOCK):
+        f = slice(k, k + _BLOCK)
+        block = rot[f]
+        block[:] = rot_a[0]
+        q = _slerp_c(_sample(frames_a, ia[f], fa[f]), _sample(frames_b, ib[f], fb[f]), tm[f])
+        block[:, moving] = np.moveaxis(q, 0, -1)
+    # Translations: most joints keep their offsets; only those that move are sampled.
+    same = (np.all(pos_a == pos_a[:1], axis=(0, 2)) & np.all(pos_b == pos_b[:1], axis=(0, 2))
+            & np.all(pos_a[0] == pos_b[0], axis=-1))
+    pos[:] = pos_a[0]
+    moving = np.flatnonzero(~same)
+    if moving.size:
+        pos_a, pos_b = pos_a[:, moving], pos_b[:, moving]
+        pa = blend.lerp(pos_a[ia], pos_a[na], fa[:, None])
+        pb = blend.lerp(pos_b[ib], pos_b[nb], fb[:, None])
+        pos[:, moving] = blend.lerp(pa, pb, t[:, moving])
+    return rot, pos
+
+
+# -- root motion ---------------------------------------------------------------------------------
+
+
+class _RootLoop(NamedTuple):
+    trajectory: root.Trajectory
+    residual: root.Residual
+    step: Array     # [N, 3] floor step out of each frame, in its heading frame (file units)
+    turn: Array     # [N] radians
+
+
+def _root_loop(clip: Clip, up: Array, forward: Array) -> _RootLoop:
+    if not (np.array_equal(clip.up, up) and np.array_equal(clip.forward, forward)):
+        clip = clip.replace(up=up, forward=forward)
+    traj, res = root.decompose(clip)
+    step, turn = _steps(traj.position, traj.heading, up)
+    return _RootLoop(traj, res, step, turn)
+
+
+def _travel(loop: _RootLoop, t: Array, fps: float) -> tuple[Array, Array]:
+    """Each output step's floor displacement [n - 1, 3] and turn [n - 1] in the loop: the integral,
+    over the loop's own time step, of its velocity (constant from each frame to the next, in that
+    frame's heading frame), i.e. velocity x playback rate, exact at any rate and sub-frame time."""
+    steps = np.concatenate([loop.step, loop.turn[:, None]], axis=1)
+    n = len(steps)
+    total = np.concatenate([np.zeros((1, 4)), np.cumsum(steps, axis=0)])
+    x = np.asarray(t) * fps
+    whole = np.rint(x)
+    x = np.where(np.abs(x - whole) <= _SNAP, whole, x)
+    cycles = np.floor(x / n)
+    r = x - cycles * n
+    i = np.minimum(np.floor(r), n - 1).astype(np.int64)
+    c = cycles[:, None] * total[-1] + total[i] + (r - i)[:, None] * steps[i]
+    d = np.diff(c, axis=0)
+    return d[:, :3], d[:, 3]
+
+
+def _with_residual(clip: Clip, loop: _RootLoop) -> tuple[Array, Array]:
+    """The loop's local rotations and translations with the root's replaced by its residual, so
+    the residual is sampled and blended like any joint."""
+    rot, pos = clip.rotations.copy(), clip.positions.copy()
+    rot[:, clip.root], pos[:, clip.root] = loop.residual.rotation, loop.residual.position
+    return rot, pos
+
+
+def sync_blend(a: Clip, b: Clip, weight: Any, duration: float, *, mode: str = "linear",
+               fps: float | None = None, mask: npt.ArrayLike | None = None) -> Clip:
+    """Loops a and b blended at one phase for `duration` seconds (frames 0 .. duration * fps).
+
+    weight: 0 plays a, 1 plays b; a number, a callable f(t_seconds) -> w (called with the array of
+        output times if it accepts one) or a (times, weights) pair interpolated linearly and held
+        past its ends. A bare array is refused.
+    mode: how segment durations blend: 'linear' (S = (1 - w) s_a + w s_b), 'harmonic'
+        (1 / S = (1 - w) / s_a + w / s_b), 'leader' (the heavier clip's, a's at w = 0.5: the pace
+        jumps when the lead changes, as in engines).
+    fps: the output rate (default a's). mask: `[J]` joint weights multiplied into w, as in
+        `blend.blend_poses`; the root's entry weights its residual and trajectory.
+
+    The output starts at a's time 0 (for `loop_cycle` loops, on the FootDown_L marker). Markers
+    common to both loops (by name, in the same cycle order) are matched; without any, both play at
+    one normalized time. Each loop is sampled at its warped time (`sync_times`) by slerp/lerp
+    between its frames, wrapping at the seam, and the poses blend as `blend.blend_poses` does.
+    Root motion: each loop's floor step over its own warped time step (velocity x playback rate)
+    in its heading frame, and its turn, blend by weight and integrate from a's trajectory at its
+    time 0; the residual (height, sway, hip rotation) blends like a joint. So travel speed is
+    blended stride over blended period (`travel_speed`), not linear in w. `events` hold the
+    markers' times in the blend (sub-frame).
+    """
+    s = _sync(a, b, weight, duration, mode, fps)
+    m = _joint_mask(mask, a.n_joints)
+    up, forward = a.up, a.forward
+    ra, rb = _root_loop(a, up, forward), _root_loop(b, up, forward)
+    rot, pos = _poses(_with_residual(a, ra), _with_residual(b, rb), (a.fps, b.fps), s, m)
+    residual = root.Residual(pos[:, a.root].copy(), rot[:, a.root].copy())
+    w = s.weights[:-1] * m[a.root]
+    step_a, turn_a = _travel(ra, s.times_a, a.fps)
+    step_b, turn_b = _travel(rb, s.times_b, b.fps)
+    step = blend.lerp(step_a, step_b, w)
+    turn = blend.lerp(turn_a[:, None], turn_b[:, None], w)[:, 0]
+    heading = ra.trajectory.heading[0] + np.concatenate([[0.0], np.cumsum(turn)])
+    position = _integrate(ra.trajectory.position[0], heading, step, up)
+    world_rot, world_pos = root.compose(root.Trajectory(position, heading), residual, up)
+    top = a.parents[a.root] < 0
+    if top:
+        # A top-level root's local motion is its world motion (root.with_root_world without
+        # its copies of every joint).
+        rot[:, a.root], pos[:, a.root] = world_rot, world_pos
+    out = Clip(a.names, a.parents, a.offsets, rot, pos, s.fps, channels=a.channels,
+               end_parents=a.end_parents, end_offsets=a.end_offsets, events=s.events,
+               name="+".join(x for x in (a.name, b.name) if x), root=a.root, up=up, forward=forward,
+               meters_per_unit=a.meters_per_unit, motion_start=0)
+    return out if top else root.with_root_world(out, world_rot, world_pos)
+
+
+# -- travel speed --------------------------------------------------------------------------------
+
+
+def _stride_m(clip: Clip) -> float:
+    return float(np.linalg.norm(cycle_travel(clip)[0])) * clip.meters_per_unit
+
+
+def travel_speed(a: Clip, b: Clip, weight: float, mode: str = "linear") -> float:
+    """Travel speed (m/s) of `sync_blend(a, b, weight)` at a constant weight: blended stride over
+    blended period, ((1 - w) D_a + w D_b) / S(w), D the loops' strides (`cycle_travel`, meters)
+    and S(w) the sum of the blended segment durations."""
+    _check_loop(a, "a")
+    _check_loop(b, "b")
+    w = float(weight)
+    if not 0.0 <= w <= 1.0:
+        raise ValueError(f"weight must be in [0, 1], not {weight}")
+    period = float(_durations(_segments(a, b), np.array(w), mode).sum())
+    return ((1.0 - w) * _stride_m(a) + w * _stride_m(b)) / period
+
+
+def weight_for_speed(a: Clip, b: Clip, speed_mps: float, mode: str = "linear") -> float:
+    """The constant weight at which `sync_blend(a, b, ...)` travels at `speed_mps` (`travel_speed`).
+
+    linear: closed form, w = (s T1 - D1) / ((D2 - D1) - s (T2 - T1)) with T the cycle periods and
+    D the strides; harmonic: solved numerically (the smallest such weight); leader: closed form on
+    each side of w = 1/2. ValueError outside [v(0), v(1)], naming the reachable range, and, in
+    leader mode, inside the gap where the pace jumps.
+    """
+    _check_loop(a, "a")
+    _check_loop(b, "b")
+    seg = _segments(a, b)
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; modes are {', '.join(MODES)}")
+    s = float(speed_mps)
+    d1, d2 = _stride_m(a), _stride_m(b)
+    t1, t2 = float(seg.durations_a.sum()), float(seg.durations_b.sum())
+    v0, v1 = d1 / t1, d2 / t2
+    lo, hi = min(v0, v1), max(v0, v1)
+    tol = 1e-9 * hi  # the ends as reached, not their rounding
+    if not lo - tol <= s <= hi + tol:
+        raise ValueError(f"{s:.4g} m/s is outside the reachable range [{lo:.4g}, {hi:.4g}] m/s "
+                         f"({a.name or 'a'} {v0:.4g} m/s at weight 0, {b.name or 'b'} {v1:.4g} m/s at 1)")
+    if abs(s - v0) <= tol:
+        return 0.0
+    if abs(s - v1) <= tol:
+        return 1.0
+    if mode == "linear":
+        return float(min(max((s * t1 - d1) / ((d2 - d1) - s * (t2 - t1)), 0.0), 1.0))
+    if mode == "leader":
+        # Each side is linear in w: D(w) over the leader's period.
+        if d2 != d1:
+            w_a, w_b = (s * t1 - d1) / (d2 - d1), (s * t2 - d1) / (d2 - d1)
+            if 0.0 <= w_a <= 0.5:
+                return float(w_a)
+            if 0.5 < w_b <= 1.0:
+                return float(w_b)
+        edge = ((d1 + d2) / (2 * t1), (d1 + d2) / (2 * t2))
+        raise ValueError(f"{s:.4g} m/s falls in leader mode's gap ({min(edge):.4g}, {max(edge):.4g}) m/s "
+                         "where the lead, and the pace, jump at weight 0.5; use 'linear' or 'harmonic'")
+    return _solve(lambda w: (((1.0 - w) * d1 + w * d2) / _durations(seg, w, mode).sum(axis=-1)) - s)
+
+
+def _solve(f: Callable[[Array], Array]) -> float:
+    """The smallest root of f on [0, 1], f(0) and f(1) of opposite signs or zero: a grid, then bisection."""
+    grid = np.linspace(0.0, 1.0, 257)
+    v = f(grid)
+    change = np.flatnonzero(np.sign(v[1:]) != np.sign(v[:-1]))
+    lo, hi = float(grid[change[0]]), float(grid[change[0] + 1])
+    if v[change[0]] == 0.0:
+        return lo
+    f_lo = float(v[change[0]])
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        f_mid = float(f(np.array(mid)))
+        if f_mid == 0.0 or hi - lo <= 1e-15:
+            return mid
+        if (f_mid < 0.0) == (f_lo < 0.0):
+            lo, f_lo = mid, f_mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
