@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import bpy
+import numpy as np
 
 from . import bridge, importer, jobs
 from .core import bvh
@@ -62,6 +63,20 @@ def _parser() -> argparse.ArgumentParser:
     ds.add_argument("--window", type=float, default=0.5, help="encoding window in seconds (0.5)")
     ds.add_argument("--sigma", type=float, default=1 / 120, help="smoothing in seconds (1/120)")
     ds.add_argument("--speed", type=float, default=0.15, help="foot speed threshold in m/s (0.15)")
+    sb = sub.add_parser(
+        "sync-blend", help="blend a walk and a run cycle in phase: --weight, --ramp or --speed",
+        description="Cycles of A and B (from their footsteps) blended in phase for --seconds. Inputs are "
+                    "BVH files or .blend files (the active action of their armature).")
+    sb.add_argument("a", help="A.bvh or A.blend (weight 0)")
+    sb.add_argument("b", help="B.bvh or B.blend (weight 1)")
+    weight = sb.add_mutually_exclusive_group(required=True)
+    weight.add_argument("--weight", type=float, help="constant weight, 0 = A, 1 = B")
+    weight.add_argument("--ramp", help="weight keys SECONDS:WEIGHT,..., e.g. 0:0,4:1")
+    weight.add_argument("--speed", type=float, help="the constant weight that travels at this m/s")
+    sb.add_argument("--seconds", type=float, required=True, help="duration of the result")
+    sb.add_argument("--mode", default="linear", choices=["linear", "harmonic", "leader"])
+    sb.add_argument("--in-place", action="store_true", help="strip the root's travel")
+    sb.add_argument("--out", required=True, help="OUT.bvh or OUT.blend")
     methods = ["dead", "inertialize", "crossfade"]
     tr = sub.add_parser(
         "transition", help="bake a transition from one BVH take into another",
@@ -111,6 +126,8 @@ def main(argv: Sequence[str]) -> int:
             return _export_dataset(args)
         if args.command == "transition":
             return _transition(args)
+        if args.command == "sync-blend":
+            return _sync_blend(args)
         if args.command == "sequence":
             return _sequence(args)
         if args.command == "export":
@@ -235,4 +252,48 @@ def _sequence(args: argparse.Namespace) -> int:
     method = {"dead": "dead", "inertialize": "spring", "crossfade": "crossfade"}[args.method]
     clip = transition.sequence(items, args.blend, method)
     _write_clip(clip, Path(args.items[0].rpartition("@")[0]), args.out, f"sequence ({args.method})")
+    return 0
+
+
+def _clip_from(path: str) -> tuple[Clip, Path]:
+    """A clip from a BVH file, or from the active action of a .blend's armature."""
+    source = Path(path)
+    if source.suffix.lower() != ".blend":
+        return bvh.load(source), source
+    if not source.is_file():
+        raise jobs.JobError(f"no such file: {path!r}")
+    bpy.ops.wm.open_mainfile(filepath=str(source))
+    obj = jobs.find_armature()
+    return bridge.action_to_clip(obj), source
+
+
+def _sync_blend(args: argparse.Namespace) -> int:
+    from .core import root, sync
+
+    a, source = _clip_from(args.a)
+    b, _ = _clip_from(args.b)
+    cycle_a, cycle_b = sync.loop_cycle(a), sync.loop_cycle(b)
+    weight: object
+    if args.speed is not None:
+        weight = sync.weight_for_speed(cycle_a, cycle_b, args.speed, args.mode)
+        print(f"stride: weight {weight:.4f} travels at {args.speed:g} m/s")
+    elif args.ramp:
+        try:
+            pairs = [tuple(float(v) for v in key.split(":")) for key in args.ramp.split(",")]
+            weight = (np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs]))
+        except (ValueError, IndexError):
+            raise jobs.JobError(f"--ramp {args.ramp!r}: expected SECONDS:WEIGHT,... e.g. 0:0,4:1") from None
+    else:
+        weight = args.weight
+    clip = sync.sync_blend(cycle_a, cycle_b, weight, args.seconds, mode=args.mode)
+    if args.in_place:
+        clip = root.in_place(clip)
+    if source.suffix.lower() == ".blend" and not args.out.lower().endswith(".bvh"):
+        bpy.ops.wm.open_mainfile(filepath=str(source))
+        obj = jobs.find_armature()
+        jobs.write_result(obj, clip, f"{a.name} + {b.name} sync ({args.mode})", bridge.Timing(1.0, clip.fps))
+        jobs.save_blend(args.out)
+        print(f"stride: wrote {args.out}: {clip.n_frames} frames at {clip.fps:g} fps")
+    else:
+        _write_clip(clip, source, args.out, f"{a.name} + {b.name} sync ({args.mode})")
     return 0

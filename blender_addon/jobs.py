@@ -370,3 +370,91 @@ def bake_nla_track(obj: Any, track: str = "", blend_time: float = 0.25,
     out = transition.sequence(items, blends, method_key)
     name = f"{obj.animation_data.nla_tracks.active.name if not track else track} baked ({method.lower()})"
     return write_result(obj, out, name, bridge.Timing(start, bridge.scene_fps())), out
+
+
+# -- synchronized blends --------------------------------------------------------------------------
+
+SYNC_MODES = ("LINEAR", "HARMONIC", "LEADER")
+WEIGHT_PROPERTY = "stride_blend_weight"
+
+
+def _cycle(obj: Any, action: str, frames: tuple[int, int]) -> Clip:
+    """One clean loop of an action: between footstep markers, or the action frames given."""
+    from .core import sync
+
+    act, _ = bridge.resolve_action(obj, action or None)
+    clip = bridge.action_to_clip(obj, act)
+    span: tuple[int, int] | None = None
+    if tuple(frames) != (0, 0):
+        timing = bridge.action_timing(obj, act)
+        first, last = (round(float(timing.seconds(f)) * clip.fps) for f in frames)
+        span = (first, last)
+        if not 0 <= first < last < clip.n_frames:
+            raise JobError(f"frames {frames[0]}-{frames[1]} are not a cycle inside {act.name!r} "
+                           f"(frames {timing.start:g}-{float(timing.frame(clip.duration)):g})")
+    try:
+        return sync.loop_cycle(clip, span)
+    except ValueError as exc:
+        raise JobError(f"{act.name!r}: {exc}. Run Detect Footsteps on it, or give its cycle's "
+                       "frames") from None
+
+
+def _weight_curve(obj: Any, start: float, rate: float, duration: float) -> tuple[np.ndarray, np.ndarray]:
+    """(times, weights) of the armature's keyed `stride_blend_weight` over the bake."""
+    adt = obj.animation_data
+    action = adt.action if adt is not None else None
+    curve = None
+    if action is not None:
+        for fc in compat.fcurves(action, compat.action_slot(action, obj)):
+            if fc.data_path == f'["{WEIGHT_PROPERTY}"]':
+                curve = fc
+    if curve is None or not len(curve.keyframe_points):
+        if WEIGHT_PROPERTY not in obj.keys():
+            obj[WEIGHT_PROPERTY] = 0.0
+        raise JobError(f"key the armature property {WEIGHT_PROPERTY!r} (0 = action A, 1 = action B) "
+                       "over the frames to bake, then bake again")
+    times = np.arange(int(np.floor(duration * rate + 1e-9)) + 1) / rate
+    weights = np.array([curve.evaluate(start + t * rate) for t in times])
+    return times, np.clip(weights, 0.0, 1.0)
+
+
+def bake_sync_blend(obj: Any, action_a: str = "", action_b: str = "", weight: float = 0.5,
+                    weight_mode: str = "CONSTANT", speed_mps: float = 1.5, duration: float = 4.0,
+                    mode: str = "LINEAR", frames_a: tuple[int, int] = (0, 0),
+                    frames_b: tuple[int, int] = (0, 0), in_place: bool = False, cyclic: bool = True,
+                    mask: str = "") -> tuple[Any, Clip, float | None]:
+    """A new action blending two cycles in phase: (action, clip, weight used when constant)."""
+    from .core import root, sync
+
+    if not action_b:
+        raise JobError("choose action B (A is the armature's active action unless named)")
+    if mode.upper() not in SYNC_MODES:
+        raise JobError(f"mode must be one of {', '.join(SYNC_MODES)}, not {mode!r}")
+    a = _cycle(obj, action_a, frames_a)
+    b = _cycle(obj, action_b, frames_b)
+    a.check_compatible(b)
+    core_mode = mode.lower()
+    scene = bridge._scene()
+    used: float | None = None
+    if weight_mode == "SPEED":
+        try:
+            used = sync.weight_for_speed(a, b, speed_mps, core_mode)
+        except ValueError as exc:
+            raise JobError(str(exc)) from None
+        w: Any = used
+    elif weight_mode == "CURVE":
+        w = _weight_curve(obj, float(scene.frame_start), bridge.scene_fps(scene), duration)
+    else:
+        used = w = float(weight)
+    out = sync.sync_blend(a, b, w, duration, mode=core_mode, mask=joint_mask(a, mask))
+    if in_place:
+        out = root.in_place(out)
+    act_a = bridge.resolve_action(obj, action_a or None)[0]
+    act_b = bridge.resolve_action(obj, action_b)[0]
+    name = f"{act_a.name} + {act_b.name} sync ({mode.lower()})"
+    action = write_result(obj, out, name, bridge.Timing(float(scene.frame_start), out.fps))
+    if cyclic and out.loop:
+        slot = compat.action_slot(action, obj)
+        for fc in compat.fcurves(action, slot):
+            fc.modifiers.new("CYCLES")
+    return action, out, used

@@ -12,6 +12,7 @@ from bpy.props import (
     EnumProperty,
     FloatProperty,
     IntProperty,
+    IntVectorProperty,
     StringProperty,
 )
 from bpy_extras.io_utils import ExportHelper, ImportHelper
@@ -271,6 +272,55 @@ class STRIDE_OT_bake_nla_track(bpy.types.Operator, _ActionOperator):
         return {"FINISHED"}
 
 
+class STRIDE_OT_bake_sync_blend(bpy.types.Operator, _ActionOperator):
+    """Bake two cycles of different lengths (a walk and a run) blended in phase, feet planting
+    together, as a new action on the armature; the source actions are not changed"""
+
+    bl_idname = "stride.bake_sync_blend"
+    bl_label = "Bake Sync Blend"
+    bl_options = {"REGISTER", "UNDO"}
+
+    action_a: StringProperty(name="A", description="First cycle's action (empty: the active one)")  # type: ignore[valid-type]
+    action_b: StringProperty(name="B", description="Second cycle's action")  # type: ignore[valid-type]
+    weight: FloatProperty(name="Weight", default=0.5, min=0.0, max=1.0, subtype="FACTOR",  # type: ignore[valid-type]
+                          description="0 = A, 1 = B")
+    weight_mode: EnumProperty(  # type: ignore[valid-type]
+        name="Weight From", default="CONSTANT",
+        items=[("CONSTANT", "Constant", "One weight for the whole bake"),
+               ("CURVE", "Curve", "Key the armature property stride_blend_weight over time"),
+               ("SPEED", "Speed", "The weight that travels at Speed")])
+    speed_mps: FloatProperty(name="Speed", default=1.5, min=0.0, max=20.0, unit="VELOCITY")  # type: ignore[valid-type]
+    duration: FloatProperty(name="Duration", default=4.0, min=0.01, max=600.0, unit="TIME_ABSOLUTE")  # type: ignore[valid-type]
+    mode: EnumProperty(  # type: ignore[valid-type]
+        name="Cycle Length", default="LINEAR",
+        items=[("LINEAR", "Linear", "Cycle length interpolated linearly (engines' default)"),
+               ("HARMONIC", "Harmonic", "Cadence interpolated linearly"),
+               ("LEADER", "Leader", "The clip with the higher weight sets the pace")])
+    frames_a: IntVectorProperty(name="A Frames", size=2, default=(0, 0),  # type: ignore[valid-type]
+                                description="A's cycle: first frame and the frame of the same phase "
+                                            "(0, 0: from footsteps)")
+    frames_b: IntVectorProperty(name="B Frames", size=2, default=(0, 0),  # type: ignore[valid-type]
+                                description="B's cycle (0, 0: from footsteps)")
+    in_place: BoolProperty(name="In Place", default=False,  # type: ignore[valid-type]
+                           description="Strip the root's travel (the character stays at the origin)")
+    cyclic: BoolProperty(name="Cyclic", default=True,  # type: ignore[valid-type]
+                         description="Add a Cycles modifier when the result is one loop")
+    mask: StringProperty(name="Mask", description="LOWER_BODY, UPPER_BODY, FINGERS or joint names")  # type: ignore[valid-type]
+
+    def execute(self, context: Any) -> set[str]:  # type: ignore[override]
+        try:
+            action, clip, used = jobs.bake_sync_blend(
+                self.target(context), self.action_a, self.action_b, self.weight, self.weight_mode,
+                self.speed_mps, self.duration, self.mode, tuple(self.frames_a), tuple(self.frames_b),
+                self.in_place, self.cyclic, self.mask)
+        except jobs.USER_ERRORS as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        weight = f" at weight {used:.3f}" if used is not None else ""
+        self.report({"INFO"}, f"Baked {action.name!r}{weight}: {clip.n_frames} frames")
+        return {"FINISHED"}
+
+
 class STRIDE_OT_pick_time(bpy.types.Operator, _ActionOperator):
     """Use the current frame as the source or target time (seconds into that action)"""
 
@@ -313,4 +363,4 @@ def unregister_menus() -> None:
 
 CLASSES = (STRIDE_OT_import_bvh, STRIDE_FH_bvh, STRIDE_OT_export_bvh, STRIDE_OT_detect_footsteps,
            STRIDE_OT_write_event_curves, STRIDE_OT_detect_events_from_curves, STRIDE_OT_bake_transition,
-           STRIDE_OT_bake_nla_track, STRIDE_OT_pick_time)
+           STRIDE_OT_bake_nla_track, STRIDE_OT_pick_time, STRIDE_OT_bake_sync_blend)

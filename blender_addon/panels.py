@@ -91,4 +91,41 @@ class VIEW3D_PT_stride_transition(bpy.types.Panel):
         op.blend_time, op.method = s.blend_time, s.method
 
 
-CLASSES = (VIEW3D_PT_stride, VIEW3D_PT_stride_events, VIEW3D_PT_stride_transition)
+class VIEW3D_PT_stride_sync(bpy.types.Panel):
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "Stride"
+    bl_label = "Sync Blend"
+    bl_parent_id = "VIEW3D_PT_stride"
+
+    def draw(self, context: Any) -> None:
+        layout = self.layout
+        s = getattr(context.scene, "stride", None)
+        if layout is None or s is None:
+            return
+        col = layout.column(align=True)
+        col.prop_search(s, "action_a", bpy.data, "actions")
+        col.prop_search(s, "action_b", bpy.data, "actions")
+        col = layout.column(align=True)
+        col.prop(s, "weight_mode")
+        if s.weight_mode == "CONSTANT":
+            col.prop(s, "weight")
+        elif s.weight_mode == "SPEED":
+            col.prop(s, "target_speed")
+        else:
+            obj = context.active_object
+            if obj is not None and "stride_blend_weight" in obj.keys():
+                col.prop(obj, '["stride_blend_weight"]', text="Weight (key it)")
+            else:
+                col.label(text="Bake once to add stride_blend_weight", icon="INFO")
+        col.prop(s, "duration")
+        col.prop(s, "sync_mode")
+        col.prop(s, "sync_mask")
+        col.prop(s, "in_place")
+        op: Any = layout.operator("stride.bake_sync_blend", icon="MOD_TIME")
+        op.action_a, op.action_b, op.weight, op.weight_mode = s.action_a, s.action_b, s.weight, s.weight_mode
+        op.speed_mps, op.duration, op.mode, op.mask, op.in_place = (
+            s.target_speed, s.duration, s.sync_mode, s.sync_mask, s.in_place)
+
+
+CLASSES = (VIEW3D_PT_stride, VIEW3D_PT_stride_events, VIEW3D_PT_stride_sync, VIEW3D_PT_stride_transition)

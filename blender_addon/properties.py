@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import bpy
-from bpy.props import EnumProperty, FloatProperty, PointerProperty, StringProperty
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, PointerProperty, StringProperty
 
 
 class StrideSettings(bpy.types.PropertyGroup):
@@ -31,6 +31,20 @@ class StrideSettings(bpy.types.PropertyGroup):
         items=[("DEAD", "Dead Blending", ""), ("INERTIALIZE", "Inertialization", ""),
                ("CROSSFADE", "Crossfade", "")])
     mask: StringProperty(name="Mask", description="LOWER_BODY, UPPER_BODY, FINGERS or joint names")  # type: ignore[valid-type]
+    action_a: StringProperty(name="A", description="First cycle (empty: the active action)")  # type: ignore[valid-type]
+    action_b: StringProperty(name="B", description="Second cycle")  # type: ignore[valid-type]
+    weight: FloatProperty(name="Weight", default=0.5, min=0.0, max=1.0, subtype="FACTOR")  # type: ignore[valid-type]
+    weight_mode: EnumProperty(  # type: ignore[valid-type]
+        name="Weight From", default="CONSTANT",
+        items=[("CONSTANT", "Constant", ""), ("CURVE", "Curve (stride_blend_weight)", ""),
+               ("SPEED", "Target Speed", "")])
+    target_speed: FloatProperty(name="Speed", default=1.5, min=0.0, max=20.0, unit="VELOCITY")  # type: ignore[valid-type]
+    duration: FloatProperty(name="Duration", default=4.0, min=0.01, max=600.0, unit="TIME_ABSOLUTE")  # type: ignore[valid-type]
+    sync_mode: EnumProperty(  # type: ignore[valid-type]
+        name="Cycle Length", default="LINEAR",
+        items=[("LINEAR", "Linear", ""), ("HARMONIC", "Harmonic", ""), ("LEADER", "Leader", "")])
+    in_place: BoolProperty(name="In Place", default=False)  # type: ignore[valid-type]
+    sync_mask: StringProperty(name="Mask", description="LOWER_BODY, UPPER_BODY, FINGERS or joint names")  # type: ignore[valid-type]
 
 
 CLASSES = (StrideSettings,)

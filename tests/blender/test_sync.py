@@ -1,0 +1,125 @@
+"""Synchronized blends in Blender: bake_sync_blend against the core, weights, undo, errors, CLI."""
+# mypy: disable-error-code="attr-defined,union-attr"
+
+from __future__ import annotations
+
+import bpy
+import numpy as np
+import pytest
+from blender_fixtures import blender_import
+from fixtures import cmu_path
+from test_bridge import assert_same_motion
+
+from core import bvh, sync
+
+
+def walk_and_run(scene, undo=False):
+    """Blender's importer: armature '02_01' (active) and action '02_03', scene at 120 fps."""
+    scene.render.fps = 120
+    walk = blender_import(cmu_path("02_01"), undo=undo, rotate_mode="QUATERNION")
+    blender_import(cmu_path("02_03"), rotate_mode="QUATERNION")
+    walk = bpy.data.objects["02_01"]
+    bpy.context.view_layer.objects.active = walk
+    return walk
+
+
+def cycles():
+    return (sync.loop_cycle(bvh.load(cmu_path("02_01"))), sync.loop_cycle(bvh.load(cmu_path("02_03"))))
+
+
+def curves(stride, obj, action):
+    return stride.compat.fcurves(action, stride.compat.action_slot(action, obj))
+
+
+def keys_of(stride, obj, action):
+    return [stride.compat.read_keys(fc) for fc in curves(stride, obj, action)]
+
+
+def test_constant_weight_equals_the_core_and_leaves_sources_alone(scene, stride):
+    walk = walk_and_run(scene)
+    before = {n: [k.copy() for k in keys_of(stride, walk, bpy.data.actions[n])] for n in ("02_01", "02_03")}
+    assert bpy.ops.stride.bake_sync_blend(action_b="02_03", weight=0.5, duration=2.0) == {"FINISHED"}
+    baked = walk.animation_data.action
+    assert baked.name == "02_01 + 02_03 sync (linear)"
+    a, b = cycles()
+    want = sync.sync_blend(a, b, 0.5, 2.0)
+    got = stride.bridge.action_to_clip(walk, baked)
+    assert_same_motion(got, want)
+    steps = {m.name for m in baked.pose_markers}
+    assert {"FootDown_L", "FootDown_R"} <= steps
+    for name, keys in before.items():
+        after = keys_of(stride, walk, bpy.data.actions[name])
+        assert all(np.array_equal(x, y) for x, y in zip(keys, after, strict=True)), name
+
+
+def test_speed_weight_uses_weight_for_speed(scene, stride):
+    walk = walk_and_run(scene)
+    a, b = cycles()
+    assert bpy.ops.stride.bake_sync_blend(action_b="02_03", weight_mode="SPEED", speed_mps=2.0,
+                                          duration=1.5) == {"FINISHED"}
+    w = sync.weight_for_speed(a, b, 2.0)
+    want = sync.sync_blend(a, b, w, 1.5)
+    assert_same_motion(stride.bridge.action_to_clip(walk, walk.animation_data.action), want)
+    with pytest.raises(RuntimeError, match=r"reachable"):
+        bpy.ops.stride.bake_sync_blend(action_b="02_03", weight_mode="SPEED", speed_mps=20.0)
+
+
+def test_keyed_weight_curve_ramps_walk_to_run(scene, stride):
+    walk = walk_and_run(scene)
+    with pytest.raises(RuntimeError, match="key the armature property 'stride_blend_weight'"):
+        bpy.ops.stride.bake_sync_blend(action_b="02_03", weight_mode="CURVE", duration=2.0)
+    assert "stride_blend_weight" in walk.keys()  # made for the animator to key
+    walk["stride_blend_weight"] = 0.0
+    walk.keyframe_insert('["stride_blend_weight"]', frame=1)
+    walk["stride_blend_weight"] = 1.0
+    walk.keyframe_insert('["stride_blend_weight"]', frame=1 + 240)
+    for fc in curves(stride, walk, walk.animation_data.action):
+        if fc.data_path == '["stride_blend_weight"]':
+            for kp in fc.keyframe_points:
+                kp.interpolation = "LINEAR"
+    assert bpy.ops.stride.bake_sync_blend(action_a="02_01", action_b="02_03", weight_mode="CURVE",
+                                          duration=2.0) == {"FINISHED"}
+    a, b = cycles()
+    want = sync.sync_blend(a, b, (np.array([0.0, 2.0]), np.array([0.0, 1.0])), 2.0)
+    assert_same_motion(stride.bridge.action_to_clip(walk, walk.animation_data.action), want)
+
+
+def test_undo_removes_the_baked_action_and_markers(scene, stride):
+    walk_and_run(scene, undo=True)
+    actions = sorted(a.name for a in bpy.data.actions)
+    bpy.ops.ed.undo_push(message="before sync")
+    result = bpy.ops.stride.bake_sync_blend("EXEC_DEFAULT", True, action_b="02_03", duration=1.0)
+    assert result == {"FINISHED"}
+    bpy.ops.ed.undo()
+    assert sorted(a.name for a in bpy.data.actions) == actions
+
+
+def test_mismatched_skeletons_are_refused_and_nothing_is_created(scene, stride):
+    scene.render.fps = 120
+    walk = blender_import(cmu_path("02_01"), rotate_mode="QUATERNION")
+    blender_import(cmu_path("131_01"), rotate_mode="QUATERNION")
+    bpy.context.view_layer.objects.active = walk
+    actions = sorted(a.name for a in bpy.data.actions)
+    with pytest.raises(RuntimeError, match="has no bone 'LeftHip'"):
+        bpy.ops.stride.bake_sync_blend(action_b="131_01")
+    with pytest.raises(RuntimeError, match="choose action B"):
+        bpy.ops.stride.bake_sync_blend()
+    assert sorted(a.name for a in bpy.data.actions) == actions
+
+
+def test_cli_sync_blend_writes_bvh_and_blend(stride, tmp_path, scene):
+    out = tmp_path / "ramp.bvh"
+    assert stride.cli.main(["sync-blend", str(cmu_path("02_01")), str(cmu_path("02_03")), "--ramp", "0:0,3:1",
+                            "--seconds", "3", "--out", str(out)]) == 0
+    a, b = cycles()
+    want = sync.sync_blend(a, b, (np.array([0.0, 3.0]), np.array([0.0, 1.0])), 3.0)
+    got = bvh.load(out)
+    assert got.n_frames == want.n_frames
+    assert np.abs(got.fk()[1] - want.fk()[1]).max() <= 1e-9 * want.height
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.import_anim.bvh(filepath=str(out)) == {"FINISHED"}
+    blend = tmp_path / "speed.blend"
+    assert stride.cli.main(["sync-blend", str(cmu_path("02_01")), str(cmu_path("02_03")), "--speed", "2",
+                            "--seconds", "2", "--out", str(blend)]) == 0
+    bpy.ops.wm.open_mainfile(filepath=str(blend))
+    assert any(a.name.endswith("sync (linear)") for a in bpy.data.actions)
