@@ -148,7 +148,10 @@ def action_to_clip(obj: Any, action: Any = None, *, axis_forward: str = "-Z", ax
     scale = settings["global_scale"]
     rest, heads, tails = _rest(obj, names)
     rel_heads = _relative_heads(heads, parents, conversion)
-    curves = {(fc.data_path, fc.array_index): fc for fc in compat.fcurves(action, slot)}
+    # Only bone curves make the motion: custom properties (event curves, a keyed blend weight)
+    # must not stretch or misalign the frames read.
+    curves = {(fc.data_path, fc.array_index): fc for fc in compat.fcurves(action, slot)
+              if fc.data_path.startswith("pose.bones[")}
     _check_animated_bones(obj, action, curves)
     keys = {k: compat.read_keys(fc) for k, fc in curves.items() if len(fc.keyframe_points)}
     frames, aligned = _key_frames(list(keys.values()))
@@ -213,7 +216,8 @@ def _action_fps(settings: dict[str, Any], fps: float | None) -> float:
 def action_timing(obj: Any, action: Any = None, fps: float | None = None, slot: Any = None) -> Timing:
     """The frame mapping `action_to_clip` uses for this action (clip time 0 = its first key)."""
     action, slot = resolve_action(obj, action, slot)
-    firsts = [fc.keyframe_points[0].co[0] for fc in compat.fcurves(action, slot) if len(fc.keyframe_points)]
+    firsts = [fc.keyframe_points[0].co[0] for fc in compat.fcurves(action, slot)
+              if len(fc.keyframe_points) and fc.data_path.startswith("pose.bones[")]
     start = float(min(firsts)) if firsts else float(_scene().frame_start)
     return Timing(start, _action_fps(import_settings(obj), fps))
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import itertools
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -43,9 +45,9 @@ class Steps:
         print(f"  {name}: {made}", flush=True)
 
     def table(self) -> str:
-        head = f"{'step':<28} {'made':<46} {'time s':>7}  quality"
+        head = f"{'step':<22} {'made':<52} {'time s':>7}  quality"
         lines = [head, "-" * (len(head) + 30)]
-        lines += [f"{n:<28} {m:<46} {t:>7.2f}  {q}" for n, m, t, q in self.rows]
+        lines += [f"{n:<22} {m:<52} {t:>7.2f}  {q}" for n, m, t, q in self.rows]
         return "\n".join(lines)
 
 
@@ -108,11 +110,33 @@ def main() -> int:
         return ("event, phase, contact curves on 2 actions",
                 f"{count} events recovered, worst {worst:.3f} frames")
 
+    def sync_ramp() -> tuple[str, str]:
+        walk = state["walk"]
+        bpy.context.view_layer.objects.active = walk
+        # The animator's part: key the blend weight from walk (0) to run (1) over 4 seconds.
+        walk["stride_blend_weight"] = 0.0
+        walk.keyframe_insert('["stride_blend_weight"]', frame=1)
+        walk["stride_blend_weight"] = 1.0
+        walk.keyframe_insert('["stride_blend_weight"]', frame=1 + 4 * 120)
+        bpy.ops.stride.bake_sync_blend(action_a="02_01", action_b="02_03", weight_mode="CURVE",
+                                       duration=4.0)
+        baked = walk.animation_data.action
+        state["baked"] = [baked]
+        blend = stride.bridge.action_to_clip(walk, baked)
+        a, b = bvh.load(walk_file), bvh.load(run_file)
+        slide = {name: metrics.foot_sliding(c) for name, c in (("walk", a), ("run", b), ("blend", blend))}
+        steps = contacts.footsteps(blend)
+        both = sorted((t, k[-1]) for k, v in steps.items() for t in v)
+        alternate = all(x[1] != y[1] for x, y in itertools.pairwise(both))
+        slides = ", ".join(f"{k} {v:.2f}" for k, v in slide.items())
+        return (f"action {baked.name!r}, {len(both)} footsteps",
+                f"foot sliding m/s: {slides}; steps alternate: {alternate}")
+
     def transitions() -> tuple[str, str]:
         walk = state["walk"]
         bpy.context.view_layer.objects.active = walk
-        bpy.ops.stride.bake_transition(source_time=1.6, target_action="02_03", target_time=0.3,
-                                       blend_time=0.25, method="DEAD")
+        bpy.ops.stride.bake_transition(source_action="02_01", source_time=1.6, target_action="02_03",
+                                       target_time=0.3, blend_time=0.25, method="DEAD")
         state["transition"] = walk.animation_data.action
         src, dst = bvh.load(walk_file), bvh.load(run_file)
         i_s = round(1.6 * src.fps)
@@ -134,7 +158,7 @@ def main() -> int:
         walk = state["walk"]
         bpy.context.view_layer.objects.active = walk
         for action in [state["transition"], *state.get("baked", [])]:
-            path = OUT / f"{action.name.split(' (')[0].replace(' > ', '_to_').replace(' ', '_')}.bvh"
+            path = OUT / (re.sub(r"[^A-Za-z0-9]+", "_", action.name).strip("_") + ".bvh")
             bpy.ops.stride.export_bvh(filepath=str(path), action=action.name)
             written.append(path.name)
         back = bvh.load(OUT / written[0])
@@ -147,7 +171,8 @@ def main() -> int:
         return f"{len(report.written)} .npz in {target.relative_to(ROOT)}", f"{len(report.failed)} failed"
 
     for name, fn in (("import walk + run", import_takes), ("detect footsteps", footsteps),
-                     ("write event curves", event_curves), ("bake transition", transitions),
+                     ("write event curves", event_curves), ("bake sync-blend ramp", sync_ramp),
+                     ("bake transition", transitions),
                      ("save .blend", save), ("export BVH", export_bvh), ("export dataset", export_dataset)):
         steps.run(name, fn)
     print("\n" + steps.table())

@@ -112,14 +112,53 @@ def transition_speeds(src: Clip, dst: Clip, out: Path, src_time: float = 1.6, ds
     return _save(fig, out)
 
 
+def sync_ramp(walk: Clip, run: Clip, out: Path, seconds: float = 4.0) -> Path:
+    """Blended cycle length and each clip's playback rate over a walk -> run ramp."""
+    from core import sync
+
+    a, b = sync.loop_cycle(walk), sync.loop_cycle(run)
+    ramp = (np.array([0.0, seconds]), np.array([0.0, 1.0]))
+    ta, tb = sync.sync_times(a, b, ramp, seconds)
+    t = np.arange(len(ta)) / a.fps
+    rate_a, rate_b = np.gradient(ta, t), np.gradient(tb, t)
+    period_a, period_b = a.n_frames / a.fps, b.n_frames / b.fps
+    w = np.interp(t, *ramp)
+    length = (period_b - period_a) * w + period_a  # linear mode: L = (T2 - T1) w + T1
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 4.6), sharex=True)
+    top.plot(t, length, color="#444444", lw=1.8, label="blended cycle length L(w) (s)")
+    top.axhline(period_a, color=COLORS["L"], ls=":", lw=1, label=f"walk cycle {period_a:.2f} s")
+    top.axhline(period_b, color=COLORS["R"], ls=":", lw=1, label=f"run cycle {period_b:.2f} s")
+    top.set_ylabel("seconds")
+    top.legend(loc="upper right", fontsize=8)
+    bottom.plot(t, period_a / length, color=COLORS["L"], lw=1, ls=":", label="walk rate T1 / L")
+    bottom.plot(t, period_b / length, color=COLORS["R"], lw=1, ls=":", label="run rate T2 / L")
+    bottom.plot(t, rate_a, color=COLORS["L"], lw=1.6, label="walk rate, warped between plants")
+    bottom.plot(t, rate_b, color=COLORS["R"], lw=1.6, label="run rate, warped between plants")
+    bottom.plot(t, w, color="#444444", lw=1, ls="--", label="weight")
+    bottom.set_xlabel("seconds")
+    bottom.legend(loc="upper left", fontsize=7, ncol=2)
+    fig.suptitle(f"{walk.name} -> {run.name}: one phase, blended cycle length, scaled playback rates")
+    return _save(fig, out)
+
+
+def _blend_for_timeline(walk: Clip, run: Clip) -> Clip:
+    from core import sync
+
+    clip = sync.sync_blend(sync.loop_cycle(walk), sync.loop_cycle(run), 0.5, 2.5)
+    clip.name = "blend w=0.5"
+    return clip
+
+
 def make_all(docs: Path = DOCS, extra: dict[str, Callable[[Path], Path]] | None = None) -> list[Path]:
     walk = bvh.load(SAMPLES / "02_01.bvh")
     run = bvh.load(SAMPLES / "02_03.bvh")
     walk_part = walk[walk.motion_start:]
     paths = [
         event_encoding(walk_part, docs / "events.png"),
-        contact_timelines([walk_part, run[run.motion_start:]], docs / "contacts.png"),
+        contact_timelines([walk_part, run[run.motion_start:], _blend_for_timeline(walk, run)],
+                          docs / "contacts.png"),
         transition_speeds(walk, run, docs / "transition.png"),
+        sync_ramp(walk, run, docs / "sync.png"),
     ]
     for name, make in (extra or {}).items():
         paths.append(make(docs / name))

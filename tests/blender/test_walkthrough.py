@@ -9,7 +9,8 @@ import pytest
 from fixtures import cmu_path
 
 OPERATORS = ["import_bvh", "export_bvh", "detect_footsteps", "write_event_curves",
-             "detect_events_from_curves", "bake_transition", "bake_nla_track", "pick_time"]
+             "detect_events_from_curves", "bake_transition", "bake_nla_track", "pick_time",
+             "bake_sync_blend"]
 
 
 def report_of(call) -> str:
@@ -24,7 +25,8 @@ def test_every_operator_is_registered_with_a_description_and_the_panels_exist(st
         op = getattr(bpy.ops.stride, name)
         rna = op.get_rna_type()
         assert rna.description, name
-    for panel in ("VIEW3D_PT_stride", "VIEW3D_PT_stride_events", "VIEW3D_PT_stride_transition"):
+    for panel in ("VIEW3D_PT_stride", "VIEW3D_PT_stride_events", "VIEW3D_PT_stride_sync",
+                  "VIEW3D_PT_stride_transition"):
         assert getattr(bpy.types, panel).bl_category == "Stride"
 
 
@@ -35,6 +37,7 @@ def test_every_operator_is_registered_with_a_description_and_the_panels_exist(st
     ("detect_events_from_curves", {}, "import a BVH file or select an armature"),
     ("bake_transition", {"target_action": "x"}, "import a BVH file or select an armature"),
     ("bake_nla_track", {}, "import a BVH file or select an armature"),
+    ("bake_sync_blend", {"action_b": "x"}, "import a BVH file or select an armature"),
     ("import_bvh", {}, "Choose a .bvh file"),
 ])
 def test_an_empty_scene_tells_the_user_what_to_do(name, kwargs, says, scene, stride):
@@ -62,6 +65,8 @@ def test_mismatched_skeletons_and_empty_tracks(scene, stride):
     walk = bpy.data.objects["02_01"]
     bpy.context.view_layer.objects.active = walk
     message = report_of(lambda: bpy.ops.stride.bake_transition(source_time=1.0, target_action="131_01"))
+    assert "made for another skeleton" in message
+    message = report_of(lambda: bpy.ops.stride.bake_sync_blend(action_b="131_01"))
     assert "made for another skeleton" in message
     message = report_of(lambda: bpy.ops.stride.bake_transition(source_time=1.0, target_action="nope"))
     assert "no action named 'nope'" in message
