@@ -241,6 +241,16 @@ def hands(clip: Clip) -> list[int]:
             if upper[j] and len(kids[j]) > 1 and j not in head and not any(below[c] for c in kids[j])]
 
 
+def check_mask(mask: npt.ArrayLike | None, n_joints: int) -> Array:
+    """A mask as `[J]` float64 weights in [0, 1] (None: all ones); ValueError otherwise."""
+    m = np.ones(n_joints) if mask is None else np.asarray(mask, dtype=np.float64)
+    if m.shape != (n_joints,):
+        raise ValueError(f"mask has shape {list(m.shape)}, expected [{n_joints}] (one weight per joint)")
+    if not np.all((m >= 0.0) & (m <= 1.0)):
+        raise ValueError("mask weights must be in [0, 1]")
+    return m
+
+
 def mask_preset(clip: Clip, name: str) -> Array:
     """`[J]` 0/1 mask of a preset found from the hierarchy:
 

@@ -514,15 +514,6 @@ def _slerp_c(q: Array, p: Array, t: Array) -> Array:
     return out
 
 
-def _joint_mask(mask: npt.ArrayLike | None, n_joints: int) -> Array:
-    m = np.ones(n_joints) if mask is None else np.asarray(mask, dtype=np.float64)
-    if m.shape != (n_joints,):
-        raise ValueError(f"mask has shape {list(m.shape)}, expected [{n_joints}] (one weight per joint)")
-    if not np.all((m >= 0.0) & (m <= 1.0)):
-        raise ValueError("mask weights must be in [0, 1]")
-    return m
-
-
 def _poses(a: tuple[Array, Array], b: tuple[Array, Array], fps: tuple[float, float], s: _Sync,
            m: Array) -> tuple[Array, Array]:
     """Loops a and b (local rotations [N, J, 4], translations [N, J, 3]) sampled at their warped
@@ -626,7 +617,7 @@ def sync_blend(a: Clip, b: Clip, weight: Any, duration: float, *, mode: str = "l
     markers' times in the blend (sub-frame).
     """
     s = _sync(a, b, weight, duration, mode, fps)
-    m = _joint_mask(mask, a.n_joints)
+    m = blend.check_mask(mask, a.n_joints)
     up, forward = a.up, a.forward
     ra, rb = _root_loop(a, up, forward), _root_loop(b, up, forward)
     rot, pos = _poses(_with_residual(a, ra), _with_residual(b, rb), (a.fps, b.fps), s, m)

@@ -199,15 +199,6 @@ def _frame(clip_frames: int, seconds: float, fps: float, what: str) -> int:
     return frame
 
 
-def _check_mask(mask: npt.ArrayLike | None, n_joints: int) -> Array:
-    m = np.ones(n_joints) if mask is None else np.asarray(mask, dtype=np.float64)
-    if m.shape != (n_joints,):
-        raise ValueError(f"mask has shape {list(m.shape)}, expected [{n_joints}] (one weight per joint)")
-    if not np.all((m >= 0.0) & (m <= 1.0)):
-        raise ValueError("mask weights must be in [0, 1]")
-    return m
-
-
 def _at_rate(src: Clip, dst: Clip) -> Clip:
     """dst at src's rate, with src's root, up and forward (headings must be measured alike)."""
     src.check_compatible(dst)
@@ -226,7 +217,7 @@ def _switch(src: Clip, dst: Clip, i_s: int, i_d: int, blend_time: float,
         raise ValueError(f"blend_time must be finite and >= 0 seconds, not {blend_time}")
     if max_speed is not None and not max_speed > 0.0:
         raise ValueError(f"max_speed must be positive (rad/s) or None, not {max_speed}")
-    m = _check_mask(mask, src.n_joints)
+    m = blend.check_mask(mask, src.n_joints)
     fps = src.fps
     anchor = trajectory(src)
     dst = reanchor(dst, i_d, anchor.position[i_s], float(anchor.heading[i_s]))
