@@ -422,7 +422,7 @@ def bake_sync_blend(obj: Any, action_a: str = "", action_b: str = "", weight: fl
                     weight_mode: str = "CONSTANT", speed_mps: float = 1.5, duration: float = 4.0,
                     mode: str = "LINEAR", frames_a: tuple[int, int] = (0, 0),
                     frames_b: tuple[int, int] = (0, 0), in_place: bool = False, cyclic: bool = True,
-                    mask: str = "") -> tuple[Any, Clip, float | None]:
+                    mask: str = "", duration_unit: str = "SECONDS") -> tuple[Any, Clip, float | None]:
     """A new action blending two cycles in phase: (action, clip, weight used when constant)."""
     from .core import root, sync
 
@@ -430,6 +430,9 @@ def bake_sync_blend(obj: Any, action_a: str = "", action_b: str = "", weight: fl
         raise JobError("choose action B (A is the armature's active action unless named)")
     if mode.upper() not in SYNC_MODES:
         raise JobError(f"mode must be one of {', '.join(SYNC_MODES)}, not {mode!r}")
+    if duration_unit == "CYCLES" and weight_mode == "CURVE":
+        raise JobError("a duration in cycles needs one weight: use a Constant or Speed weight, or "
+                       "give the duration in seconds")
     a = _cycle(obj, action_a, frames_a)
     b = _cycle(obj, action_b, frames_b)
     a.check_compatible(b)
@@ -446,6 +449,9 @@ def bake_sync_blend(obj: Any, action_a: str = "", action_b: str = "", weight: fl
         w = _weight_curve(obj, float(scene.frame_start), bridge.scene_fps(scene), duration)
     else:
         used = w = float(weight)
+    if duration_unit == "CYCLES":
+        assert used is not None  # refused above for a weight curve
+        duration = duration * sync.cycle_length(a, b, used, core_mode)
     out = sync.sync_blend(a, b, w, duration, mode=core_mode, mask=joint_mask(a, mask))
     if in_place:
         out = root.in_place(out)

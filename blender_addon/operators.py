@@ -290,7 +290,11 @@ class STRIDE_OT_bake_sync_blend(bpy.types.Operator, _ActionOperator):
                ("CURVE", "Curve", "Key the armature property stride_blend_weight over time"),
                ("SPEED", "Speed", "The weight that travels at Speed")])
     speed_mps: FloatProperty(name="Speed", default=1.5, min=0.0, max=20.0, unit="VELOCITY")  # type: ignore[valid-type]
-    duration: FloatProperty(name="Duration", default=4.0, min=0.01, max=600.0, unit="TIME_ABSOLUTE")  # type: ignore[valid-type]
+    duration: FloatProperty(name="Duration", default=4.0, min=0.01, max=600.0)  # type: ignore[valid-type]
+    duration_unit: EnumProperty(  # type: ignore[valid-type]
+        name="Unit", default="SECONDS",
+        items=[("SECONDS", "Seconds", "Duration in seconds"),
+               ("CYCLES", "Cycles", "Duration in blended cycles (constant or speed weight)")])
     mode: EnumProperty(  # type: ignore[valid-type]
         name="Cycle Length", default="LINEAR",
         items=[("LINEAR", "Linear", "Cycle length interpolated linearly (engines' default)"),
@@ -312,7 +316,7 @@ class STRIDE_OT_bake_sync_blend(bpy.types.Operator, _ActionOperator):
             action, clip, used = jobs.bake_sync_blend(
                 self.target(context), self.action_a, self.action_b, self.weight, self.weight_mode,
                 self.speed_mps, self.duration, self.mode, tuple(self.frames_a), tuple(self.frames_b),
-                self.in_place, self.cyclic, self.mask)
+                self.in_place, self.cyclic, self.mask, self.duration_unit)
         except jobs.USER_ERRORS as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}

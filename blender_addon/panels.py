@@ -118,7 +118,9 @@ class VIEW3D_PT_stride_sync(bpy.types.Panel):
                 col.prop(obj, '["stride_blend_weight"]', text="Weight (key it)")
             else:
                 col.label(text="Bake once to add stride_blend_weight", icon="INFO")
-        col.prop(s, "duration")
+        row = col.row(align=True)
+        row.prop(s, "duration")
+        row.prop(s, "duration_unit", text="")
         col.prop(s, "sync_mode")
         col.prop(s, "sync_mask")
         col.prop(s, "in_place")
@@ -126,6 +128,7 @@ class VIEW3D_PT_stride_sync(bpy.types.Panel):
         op.action_a, op.action_b, op.weight, op.weight_mode = s.action_a, s.action_b, s.weight, s.weight_mode
         op.speed_mps, op.duration, op.mode, op.mask, op.in_place = (
             s.target_speed, s.duration, s.sync_mode, s.sync_mask, s.in_place)
+        op.duration_unit = s.duration_unit
 
 
 CLASSES = (VIEW3D_PT_stride, VIEW3D_PT_stride_events, VIEW3D_PT_stride_sync, VIEW3D_PT_stride_transition)

@@ -39,7 +39,9 @@ class StrideSettings(bpy.types.PropertyGroup):
         items=[("CONSTANT", "Constant", ""), ("CURVE", "Curve (stride_blend_weight)", ""),
                ("SPEED", "Target Speed", "")])
     target_speed: FloatProperty(name="Speed", default=1.5, min=0.0, max=20.0, unit="VELOCITY")  # type: ignore[valid-type]
-    duration: FloatProperty(name="Duration", default=4.0, min=0.01, max=600.0, unit="TIME_ABSOLUTE")  # type: ignore[valid-type]
+    duration: FloatProperty(name="Duration", default=4.0, min=0.01, max=600.0)  # type: ignore[valid-type]
+    duration_unit: EnumProperty(  # type: ignore[valid-type]
+        name="Unit", default="SECONDS", items=[("SECONDS", "Seconds", ""), ("CYCLES", "Cycles", "")])
     sync_mode: EnumProperty(  # type: ignore[valid-type]
         name="Cycle Length", default="LINEAR",
         items=[("LINEAR", "Linear", ""), ("HARMONIC", "Harmonic", ""), ("LEADER", "Leader", "")])

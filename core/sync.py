@@ -662,6 +662,14 @@ def travel_speed(a: Clip, b: Clip, weight: float, mode: str = "linear") -> float
     return ((1.0 - w) * _stride_m(a) + w * _stride_m(b)) / period
 
 
+def cycle_length(a: Clip, b: Clip, weight: float, mode: str = "linear") -> float:
+    """Seconds one blended cycle lasts at a constant `weight`: the sum of its blended segments
+    (linear: L = (T2 - T1) w + T1), e.g. to bake a whole number of cycles."""
+    _check_loop(a, "a")
+    _check_loop(b, "b")
+    return float(_durations(_segments(a, b), np.asarray(float(weight)), mode).sum())
+
+
 def weight_for_speed(a: Clip, b: Clip, speed_mps: float, mode: str = "linear") -> float:
     """The constant weight at which `sync_blend(a, b, ...)` travels at `speed_mps` (`travel_speed`).
 

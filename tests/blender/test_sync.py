@@ -123,3 +123,15 @@ def test_cli_sync_blend_writes_bvh_and_blend(stride, tmp_path, scene):
                             "--seconds", "2", "--out", str(blend)]) == 0
     bpy.ops.wm.open_mainfile(filepath=str(blend))
     assert any(a.name.endswith("sync (linear)") for a in bpy.data.actions)
+
+
+def test_duration_in_cycles_bakes_whole_blended_cycles_and_loops(scene, stride):
+    walk = walk_and_run(scene)
+    assert bpy.ops.stride.bake_sync_blend(action_b="02_03", weight=0.5, duration=2,
+                                          duration_unit="CYCLES") == {"FINISHED"}
+    a, b = cycles()
+    length = sync.cycle_length(a, b, 0.5)
+    got = stride.bridge.action_to_clip(walk, walk.animation_data.action)
+    assert abs(got.duration - 2 * length) <= 1 / 120
+    with pytest.raises(RuntimeError, match="a duration in cycles needs one weight"):
+        bpy.ops.stride.bake_sync_blend(action_b="02_03", weight_mode="CURVE", duration_unit="CYCLES")

@@ -512,3 +512,11 @@ def test_weight_for_speed_hits_the_target_on_the_subject_02_walk_and_jog(target,
     travel = root.trajectory(out).position
     speed = np.linalg.norm(travel[j] - travel[i]) * out.meters_per_unit / ((j - i) / out.fps)
     assert speed == pytest.approx(target, rel=0.02)
+
+
+def test_cycle_length_matches_the_issue_example_in_every_mode():
+    walk, run = walk_run()
+    assert sync.cycle_length(walk, run, 0.5) == pytest.approx(1.0, abs=1e-12)  # (1.2 + 0.8) / 2
+    assert sync.cycle_length(walk, run, 0.5, "harmonic") == pytest.approx(0.4 + 0.5454545454545, abs=1e-9)
+    assert sync.cycle_length(walk, run, 0.75, "leader") == pytest.approx(0.8, abs=1e-12)
+    assert sync.cycle_length(walk, run, 0.0) == pytest.approx(1.2, abs=1e-12)
