@@ -335,7 +335,7 @@ def clip_to_action(clip: Clip, obj: Any, name: str, *, frame_start: float | None
     scale = settings["global_scale"]
     rest, heads, _ = _rest(obj, names)
     rel_heads = _relative_heads(heads, parents, conversion)
-    pose_rot = armature.local_to_pose(rest, clip.rotations, conversion)
+    pose_rot = quat.unroll(armature.local_to_pose(rest, clip.rotations, conversion), axis=0)
     pose_loc = armature.translation_to_pose_location(rest, rel_heads, clip.positions, conversion, scale)
     offsets_scaled = clip.offsets * scale
     moves = np.array([any(c in POSITION_CHANNELS for c in clip.channels[j])
@@ -358,10 +358,10 @@ def clip_to_action(clip: Clip, obj: Any, name: str, *, frame_start: float | None
         if not rotates[j]:
             pass
         elif mode == "QUATERNION":
-            values = quat.unroll(pose_rot[:, j], axis=0)
+            values = pose_rot[:, j]
             prop = "rotation_quaternion"
         elif mode == "AXIS_ANGLE":
-            saa = quat.to_scaled_angle_axis(quat.unroll(pose_rot[:, j], axis=0))
+            saa = quat.to_scaled_angle_axis(pose_rot[:, j])
             angle = np.linalg.norm(saa, axis=-1, keepdims=True)
             axis = np.where(angle > 1e-12, saa / np.where(angle > 1e-12, angle, 1.0), [0.0, 1.0, 0.0])
             values = np.concatenate([angle, axis], axis=-1)

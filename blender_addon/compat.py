@@ -123,9 +123,21 @@ def write_keys(fc: Any, frames: np.ndarray, values: np.ndarray, interpolation: s
     co[:, 0] = frames
     co[:, 1] = values
     kp.foreach_set("co", co.ravel())
-    kp.foreach_set("interpolation", np.full(n, INTERPOLATION[interpolation], dtype=np.int32))
+    kp.foreach_set("interpolation", _modes(n, interpolation))
     # Bezier handles are zero after foreach_set("co"); update() recomputes them.
     fc.update()
+
+
+_MODES: dict[tuple[int, str], np.ndarray] = {}
+
+
+def _modes(n: int, interpolation: str) -> np.ndarray:
+    """One interpolation array per length, shared by every curve of a bake (127 curves alike)."""
+    key = (n, interpolation)
+    if key not in _MODES:
+        _MODES.clear()
+        _MODES[key] = np.full(n, INTERPOLATION[interpolation], dtype=np.int32)
+    return _MODES[key]
 
 
 def read_keys(fc: Any) -> np.ndarray:
