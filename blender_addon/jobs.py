@@ -293,8 +293,10 @@ def bake_transition(obj: Any, source_action: str, source_time: float, target_act
     return write_result(obj, out, name, bridge.action_timing(obj, src_action)), out
 
 
-def nla_items(obj: Any, track: str = "", default_blend: float = 0.25) -> tuple[list, list[float], float]:
-    """([(clip, start_s, end_s)] at the scene rate, blend time per junction, first frame) for the
+def nla_items(obj: Any, track: str = "",
+              default_blend: float = 0.25) -> tuple[list, list[float], float, str]:
+    """([(clip, start_s, end_s)] at the scene rate, blend time per junction, first frame, track
+    name) for the
     strips of an NLA track, in order: each strip sampled at scene frames through its action range,
     scale and repeat (and its slot); a gap between strips holds the last pose."""
     from .core import resample
@@ -355,7 +357,7 @@ def nla_items(obj: Any, track: str = "", default_blend: float = 0.25) -> tuple[l
                 blends.append(blend)
             blends.append(blend)
         items.append((strip_clip, 0.0, (n - 1) / rate))
-    return items, blends, float(strips[0].frame_start)
+    return items, blends, float(strips[0].frame_start), nla.name
 
 
 def bake_nla_track(obj: Any, track: str = "", blend_time: float = 0.25,
@@ -363,12 +365,12 @@ def bake_nla_track(obj: Any, track: str = "", blend_time: float = 0.25,
     """One new action from an NLA track's strips, with transitions where strips meet."""
     from .core import transition
 
-    items, blends, start = nla_items(obj, track, blend_time)
+    items, blends, start, track_name = nla_items(obj, track, blend_time)
     method_key = {"DEAD": "dead", "INERTIALIZE": "spring", "CROSSFADE": "crossfade"}.get(method.upper())
     if method_key is None:
         raise JobError(f"method must be one of {', '.join(TRANSITION_METHODS)}, not {method!r}")
     out = transition.sequence(items, blends, method_key)
-    name = f"{obj.animation_data.nla_tracks.active.name if not track else track} baked ({method.lower()})"
+    name = f"{track_name} baked ({method.lower()})"
     return write_result(obj, out, name, bridge.Timing(start, bridge.scene_fps())), out
 
 

@@ -122,6 +122,13 @@ def test_nla_track_bakes_to_the_core_sequence(scene, stride):
     assert min(k[0, 0] for k in keys) == 1.0
 
 
+def test_nla_bake_without_an_active_track_uses_the_first_and_names_it(scene, stride):
+    obj, _track, _strips = nla_setup(scene, stride)
+    obj.animation_data.nla_tracks.active = None
+    assert bpy.ops.stride.bake_nla_track() == {"FINISHED"}
+    assert obj.animation_data.action.name == "Locomotion baked (dead)"
+
+
 def test_nla_bake_reports_unsupported_strip_settings_and_creates_nothing(scene, stride):
     _obj, _track, (_a, b, c) = nla_setup(scene, stride)
     b.use_reverse = True
