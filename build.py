@@ -157,6 +157,13 @@ def build_extension(validate_with: str = DEFAULT_BLENDER) -> Path:
     return target
 
 
+def run_in_blender(script: Path, version: str = DEFAULT_BLENDER) -> int:
+    """Run `script` in a bpy wheel's Python with the freshly built extension (STRIDE_EXTENSION_ZIP)
+    and the repo on PYTHONPATH, as the demo and the Blender benchmark do."""
+    env = dict(os.environ, STRIDE_EXTENSION_ZIP=str(build_extension()), PYTHONPATH=str(ROOT))
+    return subprocess.run([blender_python(version), script], env=env).returncode
+
+
 def cmd_extension(args: argparse.Namespace) -> int:
     build_extension()
     return 0

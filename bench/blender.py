@@ -18,7 +18,6 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,10 +33,7 @@ def outside_blender(argv: list[str]) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--blender", default=build.DEFAULT_BLENDER, choices=list(build.BLENDER))
-    args = parser.parse_args(argv)
-    zip_path = build.build_extension()
-    env = dict(os.environ, STRIDE_EXTENSION_ZIP=str(zip_path), PYTHONPATH=str(ROOT))
-    return subprocess.run([build.blender_python(args.blender), __file__], env=env).returncode
+    return build.run_in_blender(Path(__file__), parser.parse_args(argv).blender)
 
 
 def median_time(fn, repeat: int = 3) -> float:

@@ -95,10 +95,6 @@ def fcurves(action: Any, slot: Any) -> list[Any]:
     return list(bag.fcurves) if bag is not None else []
 
 
-def find_fcurve(bag: Any, data_path: str, index: int) -> Any:
-    return bag.fcurves.find(data_path, index=index)
-
-
 def new_fcurve(bag: Any, data_path: str, index: int, group: str | None = None) -> Any:
     """A new F-curve in a channelbag (or legacy action), in group `group` (made if missing)."""
     if not SLOTTED:

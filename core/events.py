@@ -81,14 +81,7 @@ def encode(times: Any, event_times: Any, window: float, sigma: float = 0.0,
         raise ValueError(f"sigma must be >= 0 and finite, not {sigma}")
     period = None if loop_period is None else _positive(loop_period, "loop_period")
     N = t.size
-    dt = None
-    if N > 1:
-        step = np.diff(t)
-        if step.min() <= 0.0:
-            raise ValueError("times must increase")
-        dt = float(step.max())
-        if window < _two_frames(dt):
-            raise ValueError(f"window {window} s is shorter than two frames (2 dt = {2 * dt} s)")
+    dt = float(_frame_steps(t, window).max()) if N > 1 else None
     events = _merge_events(_event_times(event_times, period), dt, period)
     if N == 0:
         return np.zeros(0), np.zeros(0)
@@ -147,12 +140,8 @@ def detect(times: Any, sin: Any, cos: Any, window: float, *, rate: float = 1.0, 
         return np.zeros(0)
     if N == 1:
         raise ValueError("detect needs at least two samples (the frame step comes from times)")
-    step = np.diff(t)
-    if step.min() <= 0.0:
-        raise ValueError("times must increase")
+    step = _frame_steps(t, window)
     dt = float(step.max())
-    if window < _two_frames(dt):
-        raise ValueError(f"window {window} s is shorter than two frames (2 dt = {2 * dt} s)")
     if not abs(lead) < window - _two_frames(dt):
         raise ValueError(f"|lead| must be below window - 2 dt = {window - 2.0 * dt} s, not {lead}")
     near = (window - abs(lead)) / 2.0 if near is None else _positive(near, "near")
@@ -342,6 +331,18 @@ def _merge_events(e: np.ndarray, dt: float | None, period: float | None,
     warnings.warn(f"{int((~keep).sum())} {what} closer than 2 frames (2 dt = {2 * dt:g} s) to the "
                   f"previous one merged into it, the first at {first:g} s", EventWarning, stacklevel=3)
     return e[keep]
+
+
+def _frame_steps(t: np.ndarray, window: float) -> np.ndarray:
+    """Steps between increasing sample times (>= 2 samples); the window must span two of the
+    largest."""
+    step = np.diff(t)
+    if step.min() <= 0.0:
+        raise ValueError("times must increase")
+    dt = float(step.max())
+    if window < _two_frames(dt):
+        raise ValueError(f"window {window} s is shorter than two frames (2 dt = {2 * dt} s)")
+    return step
 
 
 def _two_frames(dt: float) -> float:

@@ -187,10 +187,7 @@ def outside_blender(argv: list[str]) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--blender", default=build.DEFAULT_BLENDER, choices=list(build.BLENDER))
-    args = parser.parse_args(argv)
-    zip_path = build.build_extension()
-    env = dict(os.environ, STRIDE_EXTENSION_ZIP=str(zip_path), PYTHONPATH=str(ROOT))
-    return __import__("subprocess").run([build.blender_python(args.blender), __file__], env=env).returncode
+    return build.run_in_blender(Path(__file__), parser.parse_args(argv).blender)
 
 
 if __name__ == "__main__":
