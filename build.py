@@ -260,7 +260,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         scripts = [s for s in scripts if s.stem in args.only]
     code = 0
     for script in scripts:
-        code |= run([py, script], env=core_env(), check=False)
+        # Only the Blender benchmark runs inside Blender; it takes the version.
+        extra = ["--blender", args.blender] if args.blender and script.stem == "blender" else []
+        code |= run([py, script, *extra], env=core_env(), check=False)
     return code
 
 
@@ -281,6 +283,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("extension", help="build and validate dist/stride-<version>.zip")
     b = sub.add_parser("bench", help="run the benchmarks")
     b.add_argument("only", nargs="*", help="bench script names (default: all)")
+    b.add_argument("--blender", choices=list(BLENDER),
+                   help=f"Blender version for the Blender benchmarks (default {DEFAULT_BLENDER})")
     args = parser.parse_args(argv)
     if getattr(args, "pytest_args", None) and args.pytest_args[0] == "--":
         args.pytest_args = args.pytest_args[1:]

@@ -316,11 +316,12 @@ def check_bones(obj: Any, clip: Clip) -> None:
 def clip_to_action(clip: Clip, obj: Any, name: str, *, frame_start: float | None = None,
                    axis_forward: str = "-Z", axis_up: str = "Y", global_scale: float = 1.0,
                    assign: bool = False, action_fps: float | None = None,
-                   progress: Any = None) -> Any:
+                   interpolation: str = "LINEAR", progress: Any = None) -> Any:
     """A new Action (unique name from `name`) on armature `obj` holding `clip`.
 
     Keys at `frame_start + t * action_fps` (default the scene fps, so the clip plays in real time;
-    fractional frames allowed; `frame_start` defaults to the scene's), LINEAR, with valid handles.
+    fractional frames allowed; `frame_start` defaults to the scene's), with `interpolation`
+    (LINEAR, or BEZIER as Blender's importer keys) and valid Bezier handles.
     Quaternion bones get sign-continuous quaternions, Euler bones unwrapped Euler angles in their
     own rotation mode. Bones move only where the clip has
     position channels or translations that differ from the rest offsets. Never touches an existing
@@ -336,12 +337,14 @@ def clip_to_action(clip: Clip, obj: Any, name: str, *, frame_start: float | None
     rest, heads, _ = _rest(obj, names)
     rel_heads = _relative_heads(heads, parents, conversion)
     pose_rot = quat.unroll(armature.local_to_pose(rest, clip.rotations, conversion), axis=0)
-    pose_loc = armature.translation_to_pose_location(rest, rel_heads, clip.positions, conversion, scale)
     offsets_scaled = clip.offsets * scale
-    moves = np.array([any(c in POSITION_CHANNELS for c in clip.channels[j])
-                      or bool(np.abs(clip.positions[:, j] * scale - offsets_scaled[j]).max(initial=0.0)
-                              > 1e-9 * max(1.0, float(np.abs(offsets_scaled[j]).max())))
-                      for j in range(clip.n_joints)])
+    # A joint without position channels moves only where its translation leaves its offset.
+    drift = np.abs(clip.positions * scale - offsets_scaled).max(axis=(0, 2), initial=0.0)
+    moves = (np.array([any(c in POSITION_CHANNELS for c in ch) for ch in clip.channels])
+             | (drift > 1e-9 * np.maximum(1.0, np.abs(offsets_scaled).max(axis=1))))
+    pose_loc = np.zeros((clip.n_frames, clip.n_joints, 3))
+    pose_loc[:, moves] = armature.translation_to_pose_location(
+        rest[moves], rel_heads[moves], clip.positions[:, moves], conversion, scale)
     start = float(_scene().frame_start) if frame_start is None else float(frame_start)
     frames = start + clip.times * (action_fps if action_fps is not None else scene_fps())
     rotates = np.array([any(c.endswith("rotation") for c in clip.channels[j])
@@ -372,11 +375,11 @@ def clip_to_action(clip: Clip, obj: Any, name: str, *, frame_start: float | None
         if rotates[j]:
             for i in range(values.shape[1]):
                 compat.write_keys(compat.new_fcurve(bag, _path(bone, prop), i, group=bone), frames,
-                                  values[:, i])
+                                  values[:, i], interpolation)
         if moves[j]:
             for i in range(3):
                 compat.write_keys(compat.new_fcurve(bag, _path(bone, "location"), i, group=bone),
-                                  frames, pose_loc[:, j, i])
+                                  frames, pose_loc[:, j, i], interpolation)
     if clip.events:
         action[EVENTS_KEY] = {k: [float(t) for t in v] for k, v in clip.events.items()}
     if assign:

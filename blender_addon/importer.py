@@ -58,7 +58,7 @@ def import_bvh(context: Any, filepath: str | Path, *, axis_forward: str = "-Z", 
         context.view_layer.update()  # a never-evaluated pose can crash action assignment (4.5-5.2)
         action = bridge.clip_to_action(clip, obj, name, frame_start=frame_start, action_fps=action_fps,
                                        axis_forward=axis_forward, axis_up=axis_up, global_scale=scale,
-                                       assign=True, progress=progress)
+                                       assign=True, interpolation="BEZIER", progress=progress)
         created.append(action)
     except BaseException:
         for block in reversed(created):

@@ -36,6 +36,11 @@ def _f(x: npt.ArrayLike) -> Array:
     return np.asarray(x, dtype=np.float64)
 
 
+def _parts(x: Array) -> tuple[Array, ...]:
+    """The components of `[..., n]` as n views (cheaper than np.moveaxis on small arrays)."""
+    return tuple(x[..., i] for i in range(x.shape[-1]))
+
+
 def _mul_c(
     aw: Array, ax: Array, ay: Array, az: Array, bw: Array, bx: Array, by: Array, bz: Array
 ) -> tuple[Array, Array, Array, Array]:
@@ -102,7 +107,7 @@ def normalize(q: npt.ArrayLike, eps: float = 1e-12) -> Array:
 def mul(q: npt.ArrayLike, p: npt.ArrayLike) -> Array:
     """Hamilton product q * p, `[..., 4]` x `[..., 4]`: rotates by p then q."""
     q, p = _f(q), _f(p)
-    return np.stack(_mul_c(*np.moveaxis(q, -1, 0), *np.moveaxis(p, -1, 0)), axis=-1)
+    return np.stack(_mul_c(*_parts(q), *_parts(p)), axis=-1)
 
 
 def inv(q: npt.ArrayLike) -> Array:
@@ -113,23 +118,21 @@ def inv(q: npt.ArrayLike) -> Array:
 def inv_mul(q: npt.ArrayLike, p: npt.ArrayLike) -> Array:
     """inv(q) * p, `[..., 4]`: p expressed relative to q (unit q)."""
     q, p = _f(q), _f(p)
-    qw, qx, qy, qz = np.moveaxis(q, -1, 0)
-    pw, px, py, pz = np.moveaxis(p, -1, 0)
-    return np.stack(_mul_c(qw, -qx, -qy, -qz, pw, px, py, pz), axis=-1)
+    qw, qx, qy, qz = _parts(q)
+    return np.stack(_mul_c(qw, -qx, -qy, -qz, *_parts(p)), axis=-1)
 
 
 def mul_inv(q: npt.ArrayLike, p: npt.ArrayLike) -> Array:
     """q * inv(p), `[..., 4]`: the rotation taking p to q in the world frame (unit p)."""
     q, p = _f(q), _f(p)
-    qw, qx, qy, qz = np.moveaxis(q, -1, 0)
-    pw, px, py, pz = np.moveaxis(p, -1, 0)
-    return np.stack(_mul_c(qw, qx, qy, qz, pw, -px, -py, -pz), axis=-1)
+    pw, px, py, pz = _parts(p)
+    return np.stack(_mul_c(*_parts(q), pw, -px, -py, -pz), axis=-1)
 
 
 def mul_vec(q: npt.ArrayLike, v: npt.ArrayLike) -> Array:
     """R(q) v for unit q `[..., 4]` and vectors v `[..., 3]` -> `[..., 3]`."""
     q, v = _f(q), _f(v)
-    return np.stack(_rot_c(*np.moveaxis(q, -1, 0), *np.moveaxis(v, -1, 0)), axis=-1)
+    return np.stack(_rot_c(*_parts(q), *_parts(v)), axis=-1)
 
 
 def hemi(q: npt.ArrayLike) -> Array:
@@ -143,10 +146,10 @@ def unroll(q: npt.ArrayLike, axis: int = 0) -> Array:
     q = _f(q)
     axis = axis % (q.ndim - 1)  # counts over the batch axes, never the component axis
     q = np.moveaxis(q, axis, 0)
-    d = np.sum(q[1:] * q[:-1], axis=-1)
+    d = np.einsum("...i,...i->...", q[1:], q[:-1])
     # Each frame's sign is the parity of all flips before it, which removes the loop over frames.
     sign = np.ones(q.shape[:-1])
-    sign[1:] = 1.0 - 2.0 * (np.cumsum(d < 0.0, axis=0) % 2)
+    sign[1:] -= 2.0 * (np.cumsum(d < 0.0, axis=0, dtype=np.int32) & 1)
     return np.moveaxis(q * sign[..., None], 0, axis)
 
 

@@ -82,6 +82,45 @@ def test_stride_import_options_read_back_exactly(options, scene, stride):
     assert first == options.get("frame_start", 1)
 
 
+def keys_and_handles(fc):
+    kp = fc.keyframe_points
+    arrays = []
+    for prop in ("co", "handle_left", "handle_right"):
+        buf = np.empty(2 * len(kp), dtype=np.float32)
+        kp.foreach_get(prop, buf)
+        arrays.append(buf.reshape(-1, 2))
+    return arrays
+
+
+def test_stride_import_keys_bezier_with_the_handles_blender_computes(scene, stride):
+    # Blender's importer keys BEZIER and leaves every handle at (0, 0), which evaluates wrongly
+    # between keys; Stride's keys must be Blender's own valid auto-clamped handles.
+    obj = stride_import(cmu_path("02_01"))
+    action = obj.animation_data.action
+    curves = stride.compat.fcurves(action, stride.compat.action_slot(action, obj))
+    assert len(curves) == 31 * 4 + 3
+    for fc in curves:
+        modes = {kp.interpolation for kp in fc.keyframe_points[:3]} | {fc.keyframe_points[-1].interpolation}
+        assert modes == {"BEZIER"}, fc.data_path
+        co, left, right = keys_and_handles(fc)
+        # Handles sit between the neighbouring keys in time, on both sides of their key.
+        assert (left[1:, 0] < co[1:, 0]).all() and (left[1:, 0] > co[:-1, 0]).all(), fc.data_path
+        assert (right[:-1, 0] > co[:-1, 0]).all() and (right[:-1, 0] < co[1:, 0]).all(), fc.data_path
+        # Half a frame after each key the curve stays within its four nearest keys (auto-clamped
+        # handles never leave their neighbours' range); zero handles swing far outside it.
+        values = co[:, 1].astype(np.float64)
+        mid = np.array([fc.evaluate(float(f) + 0.5) for f in co[1:-2, 0]])
+        hull = np.stack([values[:-3], values[1:-2], values[2:-1], values[3:]])
+        slack = 1e-5 * max(1.0, float(np.abs(values).max()))
+        inside = (mid >= hull.min(axis=0) - slack) & (mid <= hull.max(axis=0) + slack)
+        assert inside.all(), fc.data_path
+        # And they are what Blender computes for these keys: recomputing changes nothing.
+        fc.update()
+        again = keys_and_handles(fc)
+        np.testing.assert_array_equal(again[1], left, err_msg=fc.data_path)
+        np.testing.assert_array_equal(again[2], right, err_msg=fc.data_path)
+
+
 def test_import_then_export_gives_the_file_back(scene, stride, tmp_path):
     obj = stride_import(cmu_path("131_03"))
     out = tmp_path / "again.bvh"
