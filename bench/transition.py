@@ -49,7 +49,7 @@ CASES = [
     ("09_01", "09_12", 0.3, 0.5), ("09_01", "09_12", 0.6, 1.5), ("09_01", "09_12", 0.9, 2.5),
     ("131_01", "131_01", 4.75, 6.25), ("131_01", "131_01", 5.25, 6.5), ("131_01", "131_01", 5.75, 6.75),
 ]
-ORDER = ["dead", "spring", "cubic", "crossfade", "crossfade_playing", "cut"]
+ORDER = ["dead", "quintic", "cubic", "spring", "crossfade", "crossfade_playing", "cut"]
 
 
 def median_seconds(fn: Callable[[], object]) -> float:
@@ -131,7 +131,7 @@ def main() -> int:
               f"{r['d_rot_ratio'].max():6.2f} {r['d_pos'].mean():9.2f} {r['d_pos_ratio'].mean():8.2f} "
               f"{r['peak_w'].mean():7.1f} {r['peak_w_ratio'].mean():6.2f} {r['peak_a_ratio'].mean():14.2f} "
               f"{r['sliding'].mean():9.3f} {r['error'].mean():6.3f}")
-    for m in ("dead", "spring", "cubic"):
+    for m in ("dead", "quintic", "cubic", "spring"):
         ratios = np.maximum(rows[m]["d_rot_ratio"], rows[m]["d_pos_ratio"])
         print(f"{m}: velocity change (rotation and position) <= 0.25 x the crossfade's on "
               f"{int(np.sum(ratios <= 0.25))}/{len(CASES)} switches (worst {ratios.max():.2f})")

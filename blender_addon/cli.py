@@ -249,7 +249,7 @@ def _sequence(args: argparse.Namespace) -> int:
                 raise
             raise jobs.JobError(f"{item!r}: expected FILE@START:END in seconds, e.g. walk.bvh@0:2.5"
                                 ) from None
-    method = {"dead": "dead", "inertialize": "spring", "crossfade": "crossfade"}[args.method]
+    method = {"dead": "dead", "inertialize": "quintic", "crossfade": "crossfade"}[args.method]
     clip = transition.sequence(items, args.blend, method)
     _write_clip(clip, Path(args.items[0].rpartition("@")[0]), args.out, f"sequence ({args.method})")
     return 0

@@ -366,7 +366,7 @@ def bake_nla_track(obj: Any, track: str = "", blend_time: float = 0.25,
     from .core import transition
 
     items, blends, start, track_name = nla_items(obj, track, blend_time)
-    method_key = {"DEAD": "dead", "INERTIALIZE": "spring", "CROSSFADE": "crossfade"}.get(method.upper())
+    method_key = {"DEAD": "dead", "INERTIALIZE": "quintic", "CROSSFADE": "crossfade"}.get(method.upper())
     if method_key is None:
         raise JobError(f"method must be one of {', '.join(TRANSITION_METHODS)}, not {method!r}")
     out = transition.sequence(items, blends, method_key)

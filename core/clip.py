@@ -247,17 +247,25 @@ class Clip:
         Motion arrays are copied, so the new clip never aliases this one.
         """
         args: dict[str, Any] = {
-            "names": self.names, "parents": self.parents, "offsets": self.offsets.copy(),
-            "rotations": self.rotations.copy(), "positions": self.positions.copy(), "fps": self.fps,
-            "channels": self.channels, "end_parents": self.end_parents.copy(),
-            "end_offsets": self.end_offsets.copy(),
-            "events": {k: v.copy() for k, v in self.events.items()}, "loop": self.loop,
+            "names": self.names, "parents": self.parents, "offsets": self.offsets,
+            "rotations": self.rotations, "positions": self.positions, "fps": self.fps,
+            "channels": self.channels, "end_parents": self.end_parents,
+            "end_offsets": self.end_offsets, "events": self.events, "loop": self.loop,
             "name": self.name, "root": self._root, "up": self._up, "forward": self._forward,
             "meters_per_unit": self._meters_per_unit, "motion_start": self._motion_start,
         }
         unknown = set(changes) - set(args)
         if unknown:
             raise TypeError(f"Clip has no argument {sorted(unknown)[0]!r}")
+        # Copy what is kept, and what was passed only where it may be this clip's own memory: a
+        # fresh array from the caller needs no second copy (whole takes are large).
+        for key in ("offsets", "rotations", "positions", "end_parents", "end_offsets"):
+            if key not in changes:
+                args[key] = args[key].copy()
+            elif np.may_share_memory(changes[key], args[key]):
+                changes[key] = np.array(changes[key])
+        if "events" not in changes:
+            args["events"] = {k: v.copy() for k, v in self.events.items()}
         args.update(changes)
         return Clip(**args)
 
@@ -299,6 +307,8 @@ class Clip:
     # -- skeleton compatibility -------------------------------------------------------------
     def check_compatible(self, other: Clip) -> None:
         """Raise SkeletonMismatch naming the first joint where names or parents differ."""
+        if self.names == other.names and np.array_equal(self.parents, other.parents):
+            return
         for j in range(max(self.n_joints, other.n_joints)):
             if j >= self.n_joints or j >= other.n_joints:
                 extra = other.names[j] if j >= self.n_joints else self.names[j]

@@ -125,8 +125,9 @@ def inv_mul(q: npt.ArrayLike, p: npt.ArrayLike) -> Array:
 def mul_inv(q: npt.ArrayLike, p: npt.ArrayLike) -> Array:
     """q * inv(p), `[..., 4]`: the rotation taking p to q in the world frame (unit p)."""
     q, p = _f(q), _f(p)
+    qw, qx, qy, qz = _parts(q)
     pw, px, py, pz = _parts(p)
-    return np.stack(_mul_c(*_parts(q), pw, -px, -py, -pz), axis=-1)
+    return np.stack(_mul_c(qw, qx, qy, qz, pw, -px, -py, -pz), axis=-1)
 
 
 def mul_vec(q: npt.ArrayLike, v: npt.ArrayLike) -> Array:
@@ -196,6 +197,24 @@ def to_scaled_angle_axis(q: npt.ArrayLike) -> Array:
 def from_scaled_angle_axis(v: npt.ArrayLike) -> Array:
     """Axis * angle `[..., 3]` -> unit `[..., 4]` (rotation vector / exp map)."""
     return exp(0.5 * _f(v))
+
+
+def scaled_angle_axis_rate(v: npt.ArrayLike, w: npt.ArrayLike) -> Array:
+    """Rate `[..., 3]` (per second) of the scaled angle-axis v `[..., 3]` of a rotation turning at
+    angular velocity w `[..., 3]` (rad/s, applied on the left: q(t + dt) = from_saa(w dt) q(t)).
+
+    The inverse left Jacobian of SO(3): w - v x w / 2 + c v x (v x w), c = (1 - (a/2) cot(a/2)) / a^2
+    with a = |v|. It equals w only where w is parallel to v; for |v| <= pi (`hemi`), fine up to
+    the half turn, singular at a whole turn.
+    """
+    v, w = _f(v), _f(w)
+    angle = np.linalg.norm(v, axis=-1, keepdims=True)
+    half = 0.5 * np.where(angle > 1e-4, angle, 1.0)
+    # Below 1e-4 the series 1/12 + a^2/720 is exact to double precision; the closed form cancels.
+    c = np.where(angle > 1e-4, (1.0 - half * np.cos(half) / np.sin(half)) / (4.0 * half * half),
+                 1.0 / 12.0 + angle * angle / 720.0)
+    vw = np.cross(v, w)
+    return w - 0.5 * vw + c * np.cross(v, vw)
 
 
 def nlerp(q: npt.ArrayLike, p: npt.ArrayLike, t: npt.ArrayLike) -> Array:

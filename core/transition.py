@@ -41,8 +41,9 @@ each: travel, heading, height and tilt alike) always use `root_halflife`: long, 
 keeps travelling and turning while dst takes over instead of stopping and being dragged, which
 is what a crossfade from the held pose does.
 
-Inertialization (D. Bollo, GDC 2018; Holden's spring form): the output is dst plus the offset
-src - dst at the switch (and its velocity), decaying to zero over blend_time, see `inertialize`.
+Inertialization (D. Bollo, GDC 2018, whose offset is a quintic; Holden's spring form): the output
+is dst plus the offset src - dst at the switch (and its velocity), decaying to zero over
+blend_time, see `inertialize`.
 Crossfades blend toward dst from the held source pose or from the source still playing, as
 Blender's NLA does, see `crossfade`.
 
@@ -355,39 +356,68 @@ def cubic_offset(x0: npt.ArrayLike, v0: npt.ArrayLike, duration: float, t: npt.A
     return x0 * (1.0 - s * s * (3.0 - 2.0 * s)) + v0 * duration * s * (1.0 - s) ** 2
 
 
+def quintic_offset(x0: npt.ArrayLike, v0: npt.ArrayLike, duration: float, t: npt.ArrayLike) -> Array:
+    """The quintic from x0 with rate v0 and no acceleration to 0 with no rate or acceleration at
+    `duration` seconds (0 after it): x0 (1 - 10 s^3 + 15 s^4 - 6 s^5) + v0 duration
+    (s - 6 s^3 + 8 s^4 - 3 s^5), s = t / duration; `[*t.shape, ...]`."""
+    x0, v0 = np.asarray(x0, dtype=np.float64), np.asarray(v0, dtype=np.float64)
+    t = np.asarray(t, dtype=np.float64)
+    s = np.clip(t / duration, 0.0, 1.0) if duration > 0.0 else np.ones(t.shape)
+    s = s.reshape(s.shape + (1,) * np.broadcast(x0, v0).ndim)
+    s3 = s * s * s
+    return x0 * (1.0 - s3 * (10.0 - 15.0 * s + 6.0 * s * s)) + v0 * duration * (
+        s - s3 * (6.0 - 8.0 * s + 3.0 * s * s))
+
+
+INERTIALIZATIONS = ("quintic", "cubic", "spring")
+
+
 def inertialize(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float = 0.25, *,
-                kind: str = "spring", max_speed: float | None = None,
+                kind: str = "quintic", max_speed: float | None = None,
                 mask: npt.ArrayLike | None = None) -> Clip:
     """Inertialized transition: the re-anchored dst plus the offset src - dst at the switch,
     decaying to zero over blend_time; same layout and arguments as `dead_blend`.
 
     Offsets are per joint in the parent frame (the root's in the world): translations
-    x0 - xd, rotations to_saa(hemi(q0 inv(qd))) applied as from_saa(offset) qd, with rates
-    v0 - vd (w0 - wd). The source's velocity is its last step (backward difference at i_s), the
-    destination's the step the output takes out of the switch (forward difference at i_d), so the
-    output's first step continues the source's last up to the offset's curvature. (A backward
-    difference for dst would add dst's own acceleration x dt to the jump: 1-2 rad/s on CMU legs,
-    as much as a crossfade's; the price is that a take switched into itself at the same frame
-    gets a small offset, -acceleration x dt, smoothed away over the blend.)
+    x0 - xd with rate v0 - vd, rotations a0 = to_saa(hemi(q0 inv(qd))) applied as
+    from_saa(a(t)) qd(t), with the rate that makes the output turn at the source's angular
+    velocity at the switch: a'(0) = scaled_angle_axis_rate(a0, w0 - R(a0) wd) (dst's velocity
+    seen through the offset, and the exponent's rate, not the angular velocity; plain w0 - wd is
+    off by |a0| |wd|, a crossfade's worth of jump on CMU legs). The source's velocity is its last
+    step (backward difference at i_s), the destination's the step the output takes out of the
+    switch (forward difference at i_d), so the output's first step continues the source's last
+    up to the offset's curvature. (A backward difference for dst would add dst's own
+    acceleration x dt to the jump: 1-2 rad/s on CMU legs, as much as a crossfade's; the price is
+    that a take switched into itself at the same frame gets a small offset, -acceleration x dt,
+    smoothed away over the blend.)
+
+    kind='quintic' (default): `quintic_offset`, which also starts with no acceleration, so the
+    output keeps the source's velocity and acceleration through the switch and its first step
+    jumps by (10 x0 / T + 6 v0) (dt / T)^2 only; zero with zero rate and acceleration at
+    blend_time T. kind='cubic' (`cubic_offset`): zero with zero rate at blend_time,
+    but it starts decelerating at once, a jump of (3 x0 / T + 2 v0) dt / T.
     kind='spring': a critically damped spring of half-life blend_time / 6 (`spring_offset`),
-    ~0.2% of the offset left at blend_time, then snapped to dst. kind='cubic': `cubic_offset`,
-    exactly zero with zero rate at blend_time. No overshoot clamp (Bollo's v0 = 0 when the
-    offset grows): it would break the velocity continuity this method is for.
+    ~0.2% of the offset left at blend_time, then snapped to dst; stiff at the start, a jump of
+    about (y^2 x0 / 2 + y v0) dt with y = 12 ln 2 / T. No overshoot clamp (Bollo's v0 = 0 when
+    the offset grows): it would break the velocity continuity this method is for.
     """
-    if kind not in ("spring", "cubic"):
-        raise ValueError(f"kind must be 'spring' or 'cubic', not {kind!r}")
+    if kind not in INERTIALIZATIONS:
+        raise ValueError(f"kind must be one of {', '.join(map(repr, INERTIALIZATIONS))}, not {kind!r}")
+
+    def offset(x0: Array, v0: Array, t: Array) -> Array:
+        if kind == "spring":
+            return spring_offset(x0, v0, blend_time / SPRING_HALFLIVES, t)
+        if kind == "cubic":
+            return cubic_offset(x0, v0, blend_time, t)
+        return quintic_offset(x0, v0, blend_time, t)
 
     def window(sw: _Switch) -> tuple[Array, Array]:
         wd, vd = _velocity(sw.qd[:2], sw.xd[:2], sw.src.fps)
-        off_q = quat.to_scaled_angle_axis(quat.hemi(quat.mul_inv(sw.q0, sw.qd[0])))
-        off_x = sw.x0 - sw.xd[0]
+        turn = quat.hemi(quat.mul_inv(sw.q0, sw.qd[0]))
+        off_q = quat.to_scaled_angle_axis(turn)
+        rate_q = quat.scaled_angle_axis_rate(off_q, sw.w0 - quat.mul_vec(turn, wd))
         t = sw.t[1:]
-        if kind == "spring":
-            hl = blend_time / SPRING_HALFLIVES
-            dq, dx = spring_offset(off_q, sw.w0 - wd, hl, t), spring_offset(off_x, sw.v0 - vd, hl, t)
-        else:
-            dq, dx = cubic_offset(off_q, sw.w0 - wd, blend_time, t), cubic_offset(off_x, sw.v0 - vd,
-                                                                                   blend_time, t)
+        dq, dx = offset(off_q, rate_q, t), offset(sw.x0 - sw.xd[0], sw.v0 - vd, t)
         m = sw.mask[:, None]
         return quat.mul(quat.from_scaled_angle_axis(m * dq), sw.qd[1:]), sw.xd[1:] + m * dx
 
@@ -442,10 +472,16 @@ def _cubic(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: f
     return inertialize(src, dst, src_time, dst_time, blend_time, kind="cubic", **options)
 
 
+def _quintic(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float = 0.25,
+             **options: Any) -> Clip:
+    return inertialize(src, dst, src_time, dst_time, blend_time, kind="quintic", **options)
+
+
 # Transition methods by name, for `sequence` and side-by-side comparisons; each takes
 # (src, dst, src_time, dst_time, blend_time, **options).
 METHODS: dict[str, Callable[..., Clip]] = {
     "dead": dead_blend,
+    "quintic": _quintic,
     "spring": _spring,
     "cubic": _cubic,
     "crossfade": crossfade,
@@ -467,8 +503,8 @@ def sequence(clips: Sequence[tuple[Clip, float, float]], blend_time: float | Seq
     (dst_time), which is re-anchored to continue the output's trajectory there and plays until
     its own end_s, where the next switch happens; the last clip stops at its end_s. A transition
     longer than a clip's span is cut short by the next switch, which then blends from what the
-    output had become. `method` is a key of `METHODS` ('dead', 'spring', 'cubic', 'crossfade',
-    'crossfade_playing', 'cut'), `options` go to it (e.g. halflife, mask). All clips must share
+    output had become. `method` is a key of `METHODS` ('dead', 'quintic', 'spring', 'cubic',
+    'crossfade', 'crossfade_playing', 'cut'), `options` go to it (e.g. halflife, mask). All clips must share
     the first one's skeleton (`SkeletonMismatch`). Events: each clip's within its span ((start,
     end], the first clip's [start, end]), moved to output time, and one 'Transition' per switch.
     `blend_time`: seconds for every switch, or one per switch (len(clips) - 1 values), as NLA

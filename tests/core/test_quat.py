@@ -523,3 +523,19 @@ def test_fk_rejects_unsorted_or_mismatched_parents(rng):
         quat.fk(lrot, lpos, [-1, 2, 0])
     with pytest.raises(ValueError):
         quat.fk(lrot, lpos, [-1, 0])
+
+
+def test_scaled_angle_axis_rate_is_the_rotation_vectors_derivative_under_an_angular_velocity(rng):
+    # Oracle: d/dt rotvec(exp(w t) exp(v)) at t = 0, central differences in scipy. Angles from
+    # 0 (series branch) through the 1e-4 switch to just under the half turn (scipy wraps there).
+    v = rng.normal(size=(300, 3))
+    angles = np.concatenate([[0.0, 1e-9, 9e-5, 1.1e-4], rng.uniform(0.0, np.pi - 1e-3, 295), [np.pi - 1e-3]])
+    v *= (angles / np.linalg.norm(v, axis=-1))[:, None]
+    w = rng.normal(size=(300, 3)) * 3.0
+    h = 1e-6
+    plus = (Rotation.from_rotvec(w * h) * Rotation.from_rotvec(v)).as_rotvec()
+    minus = (Rotation.from_rotvec(-w * h) * Rotation.from_rotvec(v)).as_rotvec()
+    np.testing.assert_allclose(quat.scaled_angle_axis_rate(v, w), (plus - minus) / (2 * h), rtol=0, atol=1e-8)
+    # About the rotation's own axis the exponent just grows at w.
+    axis = v / np.maximum(np.linalg.norm(v, axis=-1, keepdims=True), 1e-300)
+    np.testing.assert_allclose(quat.scaled_angle_axis_rate(v[4:], 2.0 * axis[4:]), 2.0 * axis[4:], atol=1e-14)
