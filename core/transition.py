@@ -382,8 +382,9 @@ def inertialize(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_ti
     x0 - xd with rate v0 - vd, rotations a0 = to_saa(hemi(q0 inv(qd))) applied as
     from_saa(a(t)) qd(t), with the rate that makes the output turn at the source's angular
     velocity at the switch: a'(0) = scaled_angle_axis_rate(a0, w0 - R(a0) wd) (dst's velocity
-    seen through the offset, and the exponent's rate, not the angular velocity; plain w0 - wd is
-    off by |a0| |wd|, a crossfade's worth of jump on CMU legs). The source's velocity is its last
+    seen through the offset, and the exponent's rate, not the angular velocity; plain w0 - wd
+    errs by about |a0| |wd|, and nearly tripled the cubic's worst jump on the tests' 13 real
+    switches). The source's velocity is its last
     step (backward difference at i_s), the destination's the step the output takes out of the
     switch (forward difference at i_d), so the output's first step continues the source's last
     up to the offset's curvature. (A backward difference for dst would add dst's own
@@ -392,10 +393,10 @@ def inertialize(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_ti
     smoothed away over the blend.)
 
     kind='quintic' (default): `quintic_offset`, which also starts with no acceleration, so the
-    output keeps the source's velocity and acceleration through the switch and its first step
-    jumps by (10 x0 / T + 6 v0) (dt / T)^2 only; zero with zero rate and acceleration at
-    blend_time T. kind='cubic' (`cubic_offset`): zero with zero rate at blend_time,
-    but it starts decelerating at once, a jump of (3 x0 / T + 2 v0) dt / T.
+    output's first step keeps the source's velocity up to its jerk, a jump of
+    (10 x0 / T + 6 v0) (dt / T)^2; zero with zero rate and acceleration at blend_time T.
+    kind='cubic' (`cubic_offset`): zero with zero rate at blend_time, but it starts decelerating
+    at once, a jump of (3 x0 / T + 2 v0) dt / T.
     kind='spring': a critically damped spring of half-life blend_time / 6 (`spring_offset`),
     ~0.2% of the offset left at blend_time, then snapped to dst; stiff at the start, a jump of
     about (y^2 x0 / 2 + y v0) dt with y = 12 ln 2 / T. No overshoot clamp (Bollo's v0 = 0 when
