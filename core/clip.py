@@ -269,6 +269,14 @@ class Clip:
         args.update(changes)
         return Clip(**args)
 
+    def with_frames(self, rotations: np.ndarray, positions: np.ndarray) -> Clip:
+        """This clip's skeleton and facts (root, up, forward, unit) with other frames `[n, J, 4]`,
+        `[n, J, 3]`, sharing the arrays given (views stay views, unlike `replace`); no events."""
+        return Clip(self.names, self.parents, self.offsets, rotations, positions, self.fps,
+                    channels=self.channels, end_parents=self.end_parents, end_offsets=self.end_offsets,
+                    root=self.root, up=self.up, forward=self.forward, meters_per_unit=self.meters_per_unit,
+                    motion_start=0)
+
     def copy(self) -> Clip:
         return self.replace()
 

@@ -213,7 +213,10 @@ def reanchor(clip: Clip, frame: int, position: npt.ArrayLike, heading: float,
     if not -n <= frame < n:
         raise IndexError(f"frame {frame} is outside the clip's {n} frames")
     up = clip.up
-    traj = trajectory(clip, smooth)
+    frame %= n
+    # Unsmoothed, the trajectory up to `frame` is all it takes (heading unwraps from frame 0 on).
+    head = clip if smooth > 0 else clip.with_frames(clip.rotations[:frame + 1], clip.positions[:frame + 1])
+    traj = trajectory(head, smooth)
     target = np.asarray(position, dtype=np.float64).reshape(3)
     target = target - up * (target @ up)
     turn = yaw_quat(float(heading) - traj.heading[frame], up)

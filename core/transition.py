@@ -162,15 +162,6 @@ class _Switch(NamedTuple):
         return len(self.t) - 1
 
 
-def _with_frames(clip: Clip, rotations: Array, positions: Array) -> Clip:
-    """clip's skeleton and facts with other frames, sharing the arrays given (`Clip.replace` would
-    copy clip's own frames first) and no events."""
-    return Clip(clip.names, clip.parents, clip.offsets, rotations, positions, clip.fps,
-                channels=clip.channels, end_parents=clip.end_parents, end_offsets=clip.end_offsets,
-                root=clip.root, up=clip.up, forward=clip.forward, meters_per_unit=clip.meters_per_unit,
-                motion_start=0)
-
-
 def _rooted(clip: Clip, frames: npt.ArrayLike) -> tuple[Array, Array]:
     """Local rotations `[n, J, 4]` and translations `[n, J, 3]` at `frames`, except the root's
     column, which holds the root's world transform."""
@@ -178,7 +169,7 @@ def _rooted(clip: Clip, frames: npt.ArrayLike) -> tuple[Array, Array]:
     rot, pos = clip.rotations[idx], clip.positions[idx]
     r = clip.root
     if clip.parents[r] >= 0:
-        rot[:, r], pos[:, r] = root_world(_with_frames(clip, rot, pos))
+        rot[:, r], pos[:, r] = root_world(clip.with_frames(rot, pos))
     return rot, pos
 
 
@@ -220,7 +211,9 @@ def _switch(src: Clip, dst: Clip, i_s: int, i_d: int, blend_time: float,
         raise ValueError(f"max_speed must be positive (rad/s) or None, not {max_speed}")
     m = blend.check_mask(mask, src.n_joints)
     fps = src.fps
-    anchor = trajectory(src)
+    # Frames up to the switch make its trajectory (unsmoothed, causal): a sequence's source is
+    # the rest of a whole take.
+    anchor = trajectory(src.with_frames(src.rotations[:i_s + 1], src.positions[:i_s + 1]))
     dst = reanchor(dst, i_d, anchor.position[i_s], float(anchor.heading[i_s]))
     # Frame i_s + K is the first at alpha = 1 (K dt >= blend_time); W frames in between blend.
     n_full = math.ceil(blend_time * fps - _FRAME_SNAP)
@@ -250,7 +243,7 @@ def _assemble(sw: _Switch, rot: Array, pos: Array) -> tuple[Array, Array]:
     src, dst, r = sw.src, sw.dst, sw.src.root
     n = sw.n_window
     if n and src.parents[r] >= 0:
-        window = with_root_world(_with_frames(src, rot, pos), rot[:, r], pos[:, r])
+        window = with_root_world(src.with_frames(rot, pos), rot[:, r], pos[:, r])
         rot, pos = window.rotations, window.positions
     after = sw.i_d + n + 1
     return (np.concatenate([src.rotations[:sw.i_s + 1], rot, dst.rotations[after:]]),
@@ -547,7 +540,7 @@ def sequence(clips: Sequence[tuple[Clip, float, float]], blend_time: float | Seq
             events.setdefault(name, []).append(times[inside] + shift)
 
     fa, fb = spans[0]
-    cur = _with_frames(first, first.rotations[fa:], first.positions[fa:])
+    cur = first.with_frames(first.rotations[fa:], first.positions[fa:])
     lead, end, base = fa, fb, 0  # clip frame = cur frame + lead; cur frame 0 = output frame base
     add_events(first, fa / fps, fb / fps, -fa / fps, closed=True)
     for (clip, a, _), (fa, fb), switch_blend in zip(items[1:], spans[1:], blend_times, strict=True):
@@ -556,7 +549,7 @@ def sequence(clips: Sequence[tuple[Clip, float, float]], blend_time: float | Seq
         rot_parts.append(cur.rotations[:keep])
         pos_parts.append(cur.positions[:keep])
         # The source of the next transition: cur from `keep` on (a view; Clip slices copy twice).
-        tail, base = _with_frames(cur, cur.rotations[keep:], cur.positions[keep:]), base + keep
+        tail, base = cur.with_frames(cur.rotations[keep:], cur.positions[keep:]), base + keep
         cur = transition(tail, clip, (s - keep) / fps, a, switch_blend, **options)
         switch = base + s - keep
         events["Transition"].append(np.array([switch / fps]))
