@@ -338,13 +338,17 @@ def clip_to_action(clip: Clip, obj: Any, name: str, *, frame_start: float | None
     rel_heads = _relative_heads(heads, parents, conversion)
     pose_rot = quat.unroll(armature.local_to_pose(rest, clip.rotations, conversion), axis=0)
     offsets_scaled = clip.offsets * scale
-    # A joint without position channels moves only where its translation leaves its offset.
-    drift = np.abs(clip.positions * scale - offsets_scaled).max(axis=(0, 2), initial=0.0)
+    # A joint without position channels moves only where its translation leaves its offset
+    # (computed in one buffer: a take's positions are megabytes).
+    drift = clip.positions * scale
+    drift -= offsets_scaled
     moves = (np.array([any(c in POSITION_CHANNELS for c in ch) for ch in clip.channels])
-             | (drift > 1e-9 * np.maximum(1.0, np.abs(offsets_scaled).max(axis=1))))
-    pose_loc = np.zeros((clip.n_frames, clip.n_joints, 3))
-    pose_loc[:, moves] = armature.translation_to_pose_location(
-        rest[moves], rel_heads[moves], clip.positions[:, moves], conversion, scale)
+             | (np.abs(drift, out=drift).max(axis=(0, 2), initial=0.0)
+                > 1e-9 * np.maximum(1.0, np.abs(offsets_scaled).max(axis=1))))
+    moving = np.flatnonzero(moves)
+    # [T, len(moving), 3]: the moving joints' locations only (usually the root's).
+    pose_loc = armature.translation_to_pose_location(
+        rest[moving], rel_heads[moving], clip.positions[:, moving], conversion, scale)
     start = float(_scene().frame_start) if frame_start is None else float(frame_start)
     frames = start + clip.times * (action_fps if action_fps is not None else scene_fps())
     rotates = np.array([any(c.endswith("rotation") for c in clip.channels[j])
@@ -377,9 +381,10 @@ def clip_to_action(clip: Clip, obj: Any, name: str, *, frame_start: float | None
                 compat.write_keys(compat.new_fcurve(bag, _path(bone, prop), i, group=bone), frames,
                                   values[:, i], interpolation)
         if moves[j]:
+            k = int(np.searchsorted(moving, j))
             for i in range(3):
                 compat.write_keys(compat.new_fcurve(bag, _path(bone, "location"), i, group=bone),
-                                  frames, pose_loc[:, j, i], interpolation)
+                                  frames, pose_loc[:, k, i], interpolation)
     if clip.events:
         action[EVENTS_KEY] = {k: [float(t) for t in v] for k, v in clip.events.items()}
     if assign:
