@@ -168,11 +168,12 @@ def main() -> int:
     seconds = median_seconds(lambda: tr.sequence(items))
     label = f"sequence of {len(items)} clips ({seq.n_frames:,} frames), dead"
     print(f"{label:<44} {seconds * 1e3:8.1f} {seconds / seq_fk:6.2f}")
-    verdict = "within" if seconds / seq_fk <= TARGET else "over"
+    # For information: the target is one transition's; a sequence pays each switch's fixed
+    # numpy overhead (small arrays) once per 2 s of output.
     print(f"sequence, a transition every {seq.duration / (len(items) - 1):.1f} s: "
-          f"{seconds / seq_fk:.2f}x FK of its output, {verdict} {TARGET:g}x "
+          f"{seconds / seq_fk:.2f}x FK of its output "
           f"({seconds / (len(items) - 1) * 1e3:.2f} ms per transition, mostly fixed numpy overhead "
-          f"on its 30-frame window and re-anchoring)")
+          f"on its 30-frame window and re-anchoring; the {TARGET:g}x target is one transition's)")
     return 0
 
 
