@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -339,13 +340,20 @@ def spring_offset(x0: npt.ArrayLike, v0: npt.ArrayLike, halflife: float, t: npt.
     return (x0 + (v0 + y * x0) * tt) * np.exp(-y * tt)
 
 
-def cubic_offset(x0: npt.ArrayLike, v0: npt.ArrayLike, duration: float, t: npt.ArrayLike) -> Array:
-    """The cubic from x0 with rate v0 to 0 with rate 0 at `duration` seconds (0 after it):
-    x0 (1 - 3 s^2 + 2 s^3) + v0 duration (s - 2 s^2 + s^3), s = t / duration; `[*t.shape, ...]`."""
+def _unit_time(x0: npt.ArrayLike, v0: npt.ArrayLike, duration: float,
+               t: npt.ArrayLike) -> tuple[Array, Array, Array]:
+    """(x0, v0, s) for a polynomial offset: s = t / duration clamped to [0, 1] (1 when duration
+    is 0), shaped `[*t.shape, 1, ...]` to broadcast against x0 and v0."""
     x0, v0 = np.asarray(x0, dtype=np.float64), np.asarray(v0, dtype=np.float64)
     t = np.asarray(t, dtype=np.float64)
     s = np.clip(t / duration, 0.0, 1.0) if duration > 0.0 else np.ones(t.shape)
-    s = s.reshape(s.shape + (1,) * np.broadcast(x0, v0).ndim)
+    return x0, v0, s.reshape(s.shape + (1,) * np.broadcast(x0, v0).ndim)
+
+
+def cubic_offset(x0: npt.ArrayLike, v0: npt.ArrayLike, duration: float, t: npt.ArrayLike) -> Array:
+    """The cubic from x0 with rate v0 to 0 with rate 0 at `duration` seconds (0 after it):
+    x0 (1 - 3 s^2 + 2 s^3) + v0 duration (s - 2 s^2 + s^3), s = t / duration; `[*t.shape, ...]`."""
+    x0, v0, s = _unit_time(x0, v0, duration, t)
     return x0 * (1.0 - s * s * (3.0 - 2.0 * s)) + v0 * duration * s * (1.0 - s) ** 2
 
 
@@ -353,10 +361,7 @@ def quintic_offset(x0: npt.ArrayLike, v0: npt.ArrayLike, duration: float, t: npt
     """The quintic from x0 with rate v0 and no acceleration to 0 with no rate or acceleration at
     `duration` seconds (0 after it): x0 (1 - 10 s^3 + 15 s^4 - 6 s^5) + v0 duration
     (s - 6 s^3 + 8 s^4 - 3 s^5), s = t / duration; `[*t.shape, ...]`."""
-    x0, v0 = np.asarray(x0, dtype=np.float64), np.asarray(v0, dtype=np.float64)
-    t = np.asarray(t, dtype=np.float64)
-    s = np.clip(t / duration, 0.0, 1.0) if duration > 0.0 else np.ones(t.shape)
-    s = s.reshape(s.shape + (1,) * np.broadcast(x0, v0).ndim)
+    x0, v0, s = _unit_time(x0, v0, duration, t)
     s3 = s * s * s
     return x0 * (1.0 - s3 * (10.0 - 15.0 * s + 6.0 * s * s)) + v0 * duration * (
         s - s3 * (6.0 - 8.0 * s + 3.0 * s * s))
@@ -377,13 +382,12 @@ def inertialize(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_ti
     velocity at the switch: a'(0) = scaled_angle_axis_rate(a0, w0 - R(a0) wd) (dst's velocity
     seen through the offset, and the exponent's rate, not the angular velocity; plain w0 - wd
     errs by about |a0| |wd|, and nearly tripled the cubic's worst jump on the tests' 13 real
-    switches). The source's velocity is its last
-    step (backward difference at i_s), the destination's the step the output takes out of the
-    switch (forward difference at i_d), so the output's first step continues the source's last
-    up to the offset's curvature. (A backward difference for dst would add dst's own
-    acceleration x dt to the jump: 1-2 rad/s on CMU legs, as much as a crossfade's; the price is
-    that a take switched into itself at the same frame gets a small offset, -acceleration x dt,
-    smoothed away over the blend.)
+    switches). The source's velocity is its last step (backward difference at i_s), the
+    destination's the step the output takes out of the switch (forward difference at i_d), so
+    the output's first step continues the source's last up to the offset's curvature. (A
+    backward difference for dst would add dst's own acceleration x dt to the jump: 1-2 rad/s on
+    CMU legs, as much as a crossfade's; the price is that a take switched into itself at the same
+    frame gets a small offset, -acceleration x dt, smoothed away over the blend.)
 
     kind='quintic' (default): `quintic_offset`, which also starts with no acceleration, so the
     output's first step keeps the source's velocity up to its jerk, a jump of
@@ -456,28 +460,11 @@ def _crossfade_playing(src: Clip, dst: Clip, src_time: float, dst_time: float, b
     return crossfade(src, dst, src_time, dst_time, blend_time, hold_source=False, **options)
 
 
-def _spring(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float = 0.25,
-            **options: Any) -> Clip:
-    return inertialize(src, dst, src_time, dst_time, blend_time, kind="spring", **options)
-
-
-def _cubic(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float = 0.25,
-           **options: Any) -> Clip:
-    return inertialize(src, dst, src_time, dst_time, blend_time, kind="cubic", **options)
-
-
-def _quintic(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float = 0.25,
-             **options: Any) -> Clip:
-    return inertialize(src, dst, src_time, dst_time, blend_time, kind="quintic", **options)
-
-
 # Transition methods by name, for `sequence` and side-by-side comparisons; each takes
 # (src, dst, src_time, dst_time, blend_time, **options).
 METHODS: dict[str, Callable[..., Clip]] = {
     "dead": dead_blend,
-    "quintic": _quintic,
-    "spring": _spring,
-    "cubic": _cubic,
+    **{kind: partial(inertialize, kind=kind) for kind in INERTIALIZATIONS},
     "crossfade": crossfade,
     "crossfade_playing": _crossfade_playing,
     "cut": cut,
