@@ -337,14 +337,12 @@ def clip_to_action(clip: Clip, obj: Any, name: str, *, frame_start: float | None
     rest, heads, _ = _rest(obj, names)
     rel_heads = _relative_heads(heads, parents, conversion)
     pose_rot = quat.unroll(armature.local_to_pose(rest, clip.rotations, conversion), axis=0)
-    offsets_scaled = clip.offsets * scale
-    # A joint without position channels moves only where its translation leaves its offset
-    # (computed in one buffer: a take's positions are megabytes).
-    drift = clip.positions * scale
-    drift -= offsets_scaled
+    # A joint without position channels moves only where its translation leaves its offset; the
+    # extremes over time tell (a reduction over frames only: a take's positions are megabytes).
+    drift = np.maximum(clip.positions.max(axis=0, initial=-np.inf) - clip.offsets,
+                       clip.offsets - clip.positions.min(axis=0, initial=np.inf)).max(axis=1)
     moves = (np.array([any(c in POSITION_CHANNELS for c in ch) for ch in clip.channels])
-             | (np.abs(drift, out=drift).max(axis=(0, 2), initial=0.0)
-                > 1e-9 * np.maximum(1.0, np.abs(offsets_scaled).max(axis=1))))
+             | (drift * scale > 1e-9 * np.maximum(1.0, np.abs(clip.offsets * scale).max(axis=1))))
     moving = np.flatnonzero(moves)
     # [T, len(moving), 3]: the moving joints' locations only (usually the root's).
     pose_loc = armature.translation_to_pose_location(

