@@ -153,19 +153,19 @@ def action_to_clip(obj: Any, action: Any = None, *, axis_forward: str = "-Z", ax
     curves = {(fc.data_path, fc.array_index): fc for fc in compat.fcurves(action, slot)
               if fc.data_path.startswith("pose.bones[")}
     _check_animated_bones(obj, action, curves)
-    keys = {k: compat.read_keys(fc) for k, fc in curves.items() if len(fc.keyframe_points)}
+    keyed = {k: fc for k, fc in curves.items() if len(fc.keyframe_points)}
+    keys = dict(zip(keyed, compat.read_keys_many(list(keyed.values())), strict=True))
     frames, aligned = _key_frames(list(keys.values()))
     T, J = len(frames), len(names)
     pose_rot = np.empty((T, J, 4))
-    pose_loc = np.zeros((T, J, 3))
+    pose_loc = np.empty((T, J, 3))
     has_loc = np.zeros(J, dtype=bool)
     for j, name in enumerate(names):
         pb = obj.pose.bones[name]
         mode = pb.rotation_mode
         if mode == "QUATERNION":
-            values = _channel(curves, keys, _path(name, "rotation_quaternion"), tuple(pb.rotation_quaternion),
-                              frames, aligned)
-            pose_rot[:, j] = quat.normalize(values)
+            _channel(curves, keys, _path(name, "rotation_quaternion"), tuple(pb.rotation_quaternion),
+                     frames, aligned, out=pose_rot[:, j])
         elif mode == "AXIS_ANGLE":
             values = _channel(curves, keys, _path(name, "rotation_axis_angle"), tuple(pb.rotation_axis_angle),
                               frames, aligned)
@@ -176,11 +176,15 @@ def action_to_clip(obj: Any, action: Any = None, *, axis_forward: str = "-Z", ax
             pose_rot[:, j] = armature.from_blender_euler(values, mode)
         loc_path = _path(name, "location")
         has_loc[j] = any((loc_path, i) in curves for i in range(3))
-        pose_loc[:, j] = _channel(curves, keys, loc_path, tuple(pb.location), frames, aligned)
+        _channel(curves, keys, loc_path, tuple(pb.location), frames, aligned, out=pose_loc[:, j])
+    # Quaternion keys need not be unit (hand-edited curves); the other modes' already are, and
+    # renormalizing every joint at once is cheaper than picking them out.
+    pose_rot = quat.normalize(pose_rot)
     rotations = armature.pose_to_local(rest, pose_rot, conversion)
-    translations = armature.pose_location_to_translation(rest, rel_heads, pose_loc, conversion, scale)
     offsets = rel_heads / scale
-    positions = np.where(has_loc[None, :, None], translations, offsets[None])
+    positions = np.repeat(offsets[None], T, axis=0)
+    positions[:, has_loc] = armature.pose_location_to_translation(
+        rest[has_loc], rel_heads[has_loc], pose_loc[:, has_loc], conversion, scale)
     channels = settings.get("channels") or _guess_channels(obj, names, has_loc)
     if settings.get("end_sites"):
         end_parents = [names.index(n) for n, _ in settings["end_sites"]]
@@ -240,7 +244,7 @@ def _key_frames(keys: list[np.ndarray]) -> tuple[np.ndarray, bool]:
     if not keyed:
         return np.zeros(0), True
     shared = keyed[0]
-    if all(len(k) == len(shared) and np.array_equal(k, shared) for k in keyed):
+    if len({len(k) for k in keyed}) == 1 and (np.stack(keyed) == shared).all():
         return shared, True
     first = min(float(k[0]) for k in keyed)
     last = max(float(k[-1]) for k in keyed)
@@ -260,17 +264,20 @@ def _fps_from_keys(frames: np.ndarray, action_fps: float) -> float:
 
 
 def _channel(curves: dict[tuple[str, int], Any], keys: dict[tuple[str, int], np.ndarray], path: str,
-             default: tuple[float, ...], frames: np.ndarray, aligned: bool = False) -> np.ndarray:
-    """[T, n] values of an array property over `frames`; unkeyed indices keep the pose value.
+             default: tuple[float, ...], frames: np.ndarray, aligned: bool = False,
+             out: np.ndarray | None = None) -> np.ndarray:
+    """[T, n] values of an array property over `frames` (into `out` if given); unkeyed indices
+    keep the pose value.
 
     Keys on the sampled frames are used as they are (`aligned`: every curve is keyed on exactly
     `frames`); other curves are evaluated by Blender."""
-    out = np.repeat(np.asarray(default, dtype=np.float64)[None], len(frames), axis=0)
-    for i in range(len(default)):
+    if out is None:
+        out = np.empty((len(frames), len(default)))
+    for i, value in enumerate(default):
         k = keys.get((path, i))
         if k is None:
-            continue
-        if aligned or (len(k) == len(frames) and np.array_equal(k[:, 0], frames)):
+            out[:, i] = value
+        elif aligned or (len(k) == len(frames) and np.array_equal(k[:, 0], frames)):
             out[:, i] = k[:, 1]
         else:
             fc = curves[(path, i)]

@@ -11,7 +11,7 @@ Keys are read and written in bulk with `foreach_get` / `foreach_set` (never per 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import bpy
@@ -148,6 +148,18 @@ def read_keys(fc: Any) -> np.ndarray:
     co = np.empty(len(kp) * 2, dtype=np.float32)
     kp.foreach_get("co", co)
     return co.reshape(-1, 2).astype(np.float64)
+
+
+def read_keys_many(curves: Sequence[Any]) -> list[np.ndarray]:
+    """`read_keys` of each curve; curves with as many keys as each other (a baked or imported
+    action's) read into one buffer and convert at once."""
+    counts = {len(fc.keyframe_points) for fc in curves}
+    if len(counts) != 1:
+        return [read_keys(fc) for fc in curves]
+    co = np.empty((len(curves), 2 * counts.pop()), dtype=np.float32)
+    for fc, row in zip(curves, co, strict=True):
+        fc.keyframe_points.foreach_get("co", row)
+    return list(co.astype(np.float64).reshape(len(curves), -1, 2))
 
 
 def remove_fcurves(bag: Any, curves: Iterable[Any]) -> None:
