@@ -184,6 +184,33 @@ def test_clip_to_action_round_trips_and_poses_like_core_fk(rotate_mode, scene, s
     assert source_action.name in bpy.data.actions and source_action.use_fake_user
 
 
+def test_thinned_curves_read_as_blender_evaluates_them(scene, stride):
+    # An animator's cleanup: one channel keyed every 4th frame, the root's x only at its ends. The
+    # curves no longer share frames, so the clip samples each on the common grid.
+    scene.render.fps = 120
+    obj = blender_import(cmu_path("09_01"), rotate_mode="QUATERNION")
+    action = obj.animation_data.action
+    curves = stride.compat.fcurves(action, stride.compat.action_slot(action, obj))
+    many = stride.compat.read_keys_many(curves)
+    for fc, keys in zip(curves, many, strict=True):
+        np.testing.assert_array_equal(keys, stride.compat.read_keys(fc))
+    for path, index, kept in (('pose.bones["LeftArm"].rotation_quaternion', 2, slice(None, None, 4)),
+                              ('pose.bones["Hips"].location', 0, [0, -1])):
+        fc = _fcurve(stride, action, obj, path, index)
+        keys = stride.compat.read_keys(fc)
+        stride.compat.write_keys(fc, keys[kept, 0], keys[kept, 1], "LINEAR")
+    assert len(fc.keyframe_points) == 2
+    clip = stride.bridge.action_to_clip(obj, fps=120.0)
+    assert clip.n_frames == len(keys)
+    # Blender's own evaluation: bone heads in armature space.
+    conversion = np.array(axis_conversion(from_forward="-Z", from_up="Y"))
+    _, world = clip.fk()
+    for frame in (0, 1, 2, 5, 38, len(keys) - 2):
+        scene.frame_set(1 + frame)
+        heads = np.array([tuple(obj.pose.bones[n].head) for n in clip.names])
+        assert np.linalg.norm(heads - world[frame] @ conversion.T, axis=-1).max() <= 1e-5 * clip.height, frame
+
+
 def test_clip_to_action_never_reuses_a_name(scene, stride):
     obj = blender_import(cmu_path("02_03"))
     clip = bvh.load(cmu_path("02_03"))
