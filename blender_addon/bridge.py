@@ -20,7 +20,9 @@ from . import compat
 from .core import armature, quat
 from .core.clip import DEFAULT_JOINT_CHANNELS, DEFAULT_ROOT_CHANNELS, POSITION_CHANNELS, Clip, snap_fps
 
-SETTINGS_KEY = "stride_bvh"  # JSON: import settings and BVH layout, on the armature object
+# JSON: import settings and BVH layout, on the armature object; on each imported action, that
+# file's own layout (channels, end sites, frame rate), which overrides the armature's.
+SETTINGS_KEY = "stride_bvh"
 EVENTS_KEY = "stride_events"  # {track: [seconds]} on an action
 
 
@@ -45,13 +47,15 @@ def scene_fps(scene: Any = None) -> float:
 
 
 def import_settings(obj: Any, axis_forward: str = "-Z", axis_up: str = "Y",
-                    global_scale: float = 1.0) -> dict[str, Any]:
-    """Import settings of an armature: the ones Stride's importer stored, else the given ones."""
-    stored = obj.get(SETTINGS_KEY)
+                    global_scale: float = 1.0, action: Any = None) -> dict[str, Any]:
+    """Import settings of an armature: the ones Stride's importer stored, else the given ones;
+    with `action`, that action's own file layout where the importer stored one."""
     settings: dict[str, Any] = {"axis_forward": axis_forward, "axis_up": axis_up,
                                 "global_scale": float(global_scale)}
-    if stored:
-        settings.update(json.loads(stored))
+    for owner in (obj, action):
+        stored = owner.get(SETTINGS_KEY) if owner is not None else None
+        if stored:
+            settings.update(json.loads(stored))
     return settings
 
 
@@ -142,7 +146,7 @@ def action_to_clip(obj: Any, action: Any = None, *, axis_forward: str = "-Z", ax
     share frames are evaluated on a common grid. `slot`: which slot to read (an NLA strip's).
     """
     action, slot = resolve_action(obj, action, slot)
-    settings = import_settings(obj, axis_forward, axis_up, global_scale)
+    settings = import_settings(obj, axis_forward, axis_up, global_scale, action)
     names, parents = _bones(obj, settings)
     conversion = armature.axis_conversion(settings["axis_forward"], settings["axis_up"])
     scale = settings["global_scale"]
@@ -223,7 +227,7 @@ def action_timing(obj: Any, action: Any = None, fps: float | None = None, slot: 
     firsts = [fc.keyframe_points[0].co[0] for fc in compat.fcurves(action, slot)
               if len(fc.keyframe_points) and fc.data_path.startswith("pose.bones[")]
     start = float(min(firsts)) if firsts else float(_scene().frame_start)
-    return Timing(start, _action_fps(import_settings(obj), fps))
+    return Timing(start, _action_fps(import_settings(obj, action=action), fps))
 
 
 def _check_animated_bones(obj: Any, action: Any, curves: dict[tuple[str, int], Any]) -> None:
@@ -307,6 +311,22 @@ def _stored_events(action: Any) -> dict[str, list[float]]:
     return {str(k): [float(t) for t in v] for k, v in stored.items()}
 
 
+def check_rest(obj: Any, clip: Clip) -> None:
+    """Raise BridgeError unless the armature's rest offsets are the clip's: the same skeleton, not
+    only the same bone names (an action keyed onto other bone lengths would not read back)."""
+    settings = import_settings(obj)
+    conversion = armature.axis_conversion(settings["axis_forward"], settings["axis_up"])
+    _, heads, _ = _rest(obj, list(clip.names))
+    offsets = _relative_heads(heads, clip.parents.tolist(), conversion) / settings["global_scale"]
+    err = np.linalg.norm(offsets - clip.offsets, axis=1)
+    # Bone heads are float32: 1e-5 x height is far above their rounding.
+    j = int(np.argmax(err))
+    if err[j] > 1e-5 * max(clip.height, 1e-12):
+        raise BridgeError(f"bone {clip.names[j]!r} of {obj.name!r} is offset {offsets[j].round(6).tolist()} "
+                          f"from its parent; the file says {clip.offsets[j].round(6).tolist()}: "
+                          "another skeleton")
+
+
 def check_bones(obj: Any, clip: Clip) -> None:
     """Raise BridgeError unless every clip joint is a bone of `obj` with the same parent."""
     bones = obj.data.bones
@@ -362,34 +382,39 @@ def clip_to_action(clip: Clip, obj: Any, name: str, *, frame_start: float | None
     previous = obj.animation_data.action if obj.animation_data else None
     action, slot = compat.new_action(name, obj)
     action.use_fake_user = not assign
-    bag = compat.channelbag(action, slot, create=True)
-    for j, bone in enumerate(names):
-        if progress is not None:
-            progress(j / max(len(names), 1))
-        mode = obj.pose.bones[bone].rotation_mode
-        if not rotates[j]:
-            pass
-        elif mode == "QUATERNION":
-            values = pose_rot[:, j]
-            prop = "rotation_quaternion"
-        elif mode == "AXIS_ANGLE":
-            saa = quat.to_scaled_angle_axis(pose_rot[:, j])
-            angle = np.linalg.norm(saa, axis=-1, keepdims=True)
-            axis = np.where(angle > 1e-12, saa / np.where(angle > 1e-12, angle, 1.0), [0.0, 1.0, 0.0])
-            values = np.concatenate([angle, axis], axis=-1)
-            prop = "rotation_axis_angle"
-        else:
-            values = armature.to_blender_euler(pose_rot[:, j], mode)
-            prop = "rotation_euler"
-        if rotates[j]:
-            for i in range(values.shape[1]):
-                compat.write_keys(compat.new_fcurve(bag, _path(bone, prop), i, group=bone), frames,
-                                  values[:, i], interpolation)
-        if moves[j]:
-            k = int(np.searchsorted(moving, j))
-            for i in range(3):
-                compat.write_keys(compat.new_fcurve(bag, _path(bone, "location"), i, group=bone),
-                                  frames, pose_loc[:, k, i], interpolation)
+    try:
+        bag = compat.channelbag(action, slot, create=True)
+        for j, bone in enumerate(names):
+            if progress is not None:
+                progress(j / max(len(names), 1))
+            mode = obj.pose.bones[bone].rotation_mode
+            if not rotates[j]:
+                pass
+            elif mode == "QUATERNION":
+                values = pose_rot[:, j]
+                prop = "rotation_quaternion"
+            elif mode == "AXIS_ANGLE":
+                saa = quat.to_scaled_angle_axis(pose_rot[:, j])
+                angle = np.linalg.norm(saa, axis=-1, keepdims=True)
+                axis = np.where(angle > 1e-12, saa / np.where(angle > 1e-12, angle, 1.0), [0.0, 1.0, 0.0])
+                values = np.concatenate([angle, axis], axis=-1)
+                prop = "rotation_axis_angle"
+            else:
+                values = armature.to_blender_euler(pose_rot[:, j], mode)
+                prop = "rotation_euler"
+            if rotates[j]:
+                for i in range(values.shape[1]):
+                    compat.write_keys(compat.new_fcurve(bag, _path(bone, prop), i, group=bone), frames,
+                                      values[:, i], interpolation)
+            if moves[j]:
+                k = int(np.searchsorted(moving, j))
+                for i in range(3):
+                    compat.write_keys(compat.new_fcurve(bag, _path(bone, "location"), i, group=bone),
+                                      frames, pose_loc[:, k, i], interpolation)
+    except BaseException:
+        # Nothing half-written stays behind (a failed write, an interrupt).
+        bpy.data.actions.remove(action)
+        raise
     if clip.events:
         action[EVENTS_KEY] = {k: [float(t) for t in v] for k, v in clip.events.items()}
     if assign:

@@ -55,11 +55,14 @@ def import_bvh(context: Any, filepath: str | Path, *, axis_forward: str = "-Z", 
         else:
             obj = target
             bridge.check_bones(obj, clip)
+            bridge.check_rest(obj, clip)
         context.view_layer.update()  # a never-evaluated pose can crash action assignment (4.5-5.2)
         action = bridge.clip_to_action(clip, obj, name, frame_start=frame_start, action_fps=action_fps,
                                        axis_forward=axis_forward, axis_up=axis_up, global_scale=scale,
                                        assign=True, interpolation="BEZIER", progress=progress)
         created.append(action)
+        # This file's own layout: the armature's is its first file's.
+        action[bridge.SETTINGS_KEY] = json.dumps(_layout(clip, action_fps))
     except BaseException:
         for block in reversed(created):
             _remove(block)
@@ -68,9 +71,13 @@ def import_bvh(context: Any, filepath: str | Path, *, axis_forward: str = "-Z", 
 
 
 def _settings(clip: Clip, scale: float, axis_forward: str, axis_up: str, action_fps: float) -> dict:
+    return {"axis_forward": axis_forward, "axis_up": axis_up, "global_scale": scale, "names": clip.names,
+            **_layout(clip, action_fps)}
+
+
+def _layout(clip: Clip, action_fps: float) -> dict:
     return {
-        "axis_forward": axis_forward, "axis_up": axis_up, "global_scale": scale,
-        "names": clip.names, "channels": [list(c) for c in clip.channels],
+        "channels": [list(c) for c in clip.channels],
         "end_sites": [[clip.names[p], [float(v) for v in o]]
                       for p, o in zip(clip.end_parents.tolist(), clip.end_offsets, strict=True)],
         "action_fps": action_fps,

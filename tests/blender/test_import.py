@@ -198,3 +198,50 @@ def test_cli_single_armature_refuses_a_different_skeleton(scene, stride, tmp_pat
     assert "has no bone 'LeftHip'" in capsys.readouterr().err
     bpy.ops.wm.open_mainfile(filepath=str(out))
     assert [a.name for a in bpy.data.actions] == ["02_01"]
+
+
+def test_single_armature_refuses_same_names_on_other_bone_lengths(scene, stride, tmp_path, capsys):
+    # 02 and 09 share bone names and parents, not bone lengths: 09's motion on 02's bones would
+    # read back and export with 02's offsets.
+    out = tmp_path / "mixed.blend"
+    code = stride.cli.main(["import", str(cmu_path("02_01")), str(cmu_path("09_01")), "--out", str(out),
+                            "--single-armature"])
+    assert code == 1
+    assert "another skeleton" in capsys.readouterr().err
+    bpy.ops.wm.open_mainfile(filepath=str(out))
+    assert [a.name for a in bpy.data.actions] == ["02_01"]
+
+
+def test_single_armature_reads_each_action_in_its_own_files_layout(scene, stride, tmp_path):
+    # Same skeleton, another rate and channel order: each action reads back (and so exports) as
+    # its own file, not as the armature's first one.
+    text = cmu_path("02_03").read_text()
+    slow = tmp_path / "02_03_60fps.bvh"
+    zyx, xzy = "CHANNELS 3 Zrotation Yrotation Xrotation", "CHANNELS 3 Xrotation Zrotation Yrotation"
+    slow.write_text(text.replace("Frame Time: .0083333", "Frame Time: .0166667").replace(zyx, xzy, 1))
+    assert bvh.load(slow).channels != bvh.load(cmu_path("02_01")).channels
+    done, failed = stride.jobs.import_files(bpy.context, [cmu_path("02_01"), slow], single_armature=True)
+    assert not failed and len(done) == 2 and done[0][0] == done[1][0]
+    obj = done[0][0]
+    for (_, action), path in zip(done, (cmu_path("02_01"), slow), strict=True):
+        want = bvh.load(path)
+        got = stride.bridge.action_to_clip(obj, action)
+        assert got.fps == want.fps
+        assert_same_motion(got, want)
+        assert got.channels == want.channels
+    assert stride.bridge.action_timing(obj, done[1][1]).fps == 60.0
+
+
+def test_failed_key_writing_leaves_no_action(scene, stride):
+    def interrupt(fraction):
+        if fraction > 0.5:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        stride.importer.import_bvh(bpy.context, cmu_path("02_03"), progress=interrupt)
+    assert len(bpy.data.objects) == 0 and len(bpy.data.actions) == 0 and len(bpy.data.armatures) == 0
+    obj = stride_import(cmu_path("02_03"))
+    actions = set(bpy.data.actions)
+    with pytest.raises(KeyboardInterrupt):
+        stride.bridge.clip_to_action(bvh.load(cmu_path("02_03")), obj, "again", progress=interrupt)
+    assert set(bpy.data.actions) == actions
