@@ -86,16 +86,38 @@ def from_blender_euler(angles: np.ndarray, mode: str) -> np.ndarray:
 
 
 def to_blender_euler(q: np.ndarray, mode: str, axis: int = 0) -> np.ndarray:
-    """Blender Euler angles [..., 3] (x, y, z) for rotation mode `mode`, unwrapped along `axis`
-    (time) so that keys interpolate without 360-degree jumps."""
+    """Blender Euler angles [..., 3] (x, y, z) for rotation mode `mode`, continuous along `axis`
+    (time), as Blender's importer keys them (`to_euler(mode, previous)`).
+
+    Every rotation has two Euler solutions, (a, b, c) and (a + pi, pi - b, c + pi) in the order's
+    own axes. The principal one keeps the middle angle within +-pi/2, so a motion through gimbal
+    lock makes it jump; each frame takes whichever solution is nearer the previous frame's, then
+    angles are unwrapped so that keys never jump 360 degrees.
+    """
     if mode not in EULER_MODES:
         raise ValueError(f"not a Blender Euler mode: {mode!r}")
     order = mode[::-1]
-    ordered = quat.to_euler(q, order)
+    ordered = np.moveaxis(quat.to_euler(q, order), axis, 0)
+    other = ordered + np.array([np.pi, 0.0, np.pi])
+    other[..., 1] = np.pi - ordered[..., 1]
+    other = (other + np.pi) % (2 * np.pi) - np.pi
+    # The first frame takes the solution nearer zero (as Blender's importer, which starts from a
+    # zero Euler). After that, the other solution of a frame is nearer the previous frame exactly
+    # when the solution in use switches, so each frame's choice is the parity of the switches
+    # up to it.
+    previous = np.concatenate([np.zeros_like(ordered[:1]), ordered[:-1]])
+    switch = _wrapped_distance(other, previous) < _wrapped_distance(ordered, previous)
+    flip = (np.cumsum(switch, axis=0) & 1).astype(bool)
+    ordered = np.where(flip[..., None], other, ordered)
+    if len(ordered) > 1:
+        ordered = np.unwrap(ordered, axis=0)
     xyz = np.stack([ordered[..., order.index(a)] for a in "XYZ"], axis=-1)
-    if xyz.shape[axis] > 1:
-        xyz = np.unwrap(xyz, axis=axis)
-    return xyz
+    return np.moveaxis(xyz, 0, axis)
+
+
+def _wrapped_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Sum over the last axis of |a - b|, each difference wrapped into [-pi, pi)."""
+    return np.abs((a - b + np.pi) % (2 * np.pi) - np.pi).sum(axis=-1)
 
 
 def from_blender_axis_angle(values: np.ndarray) -> np.ndarray:
