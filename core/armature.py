@@ -128,6 +128,54 @@ def from_blender_axis_angle(values: np.ndarray) -> np.ndarray:
     return quat.from_scaled_angle_axis(unit * values[..., :1])
 
 
+def _rest_points(clip: Clip, s: float, legacy_multi_child_tail: bool, dtype: type,
+                 short: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+    """(head_local, head_world, tail_local, tail_world, short) as `io_anim_bvh` reads them, in
+    `dtype` arithmetic (float32 is Blender's own, operation for operation); `short`: which
+    bones get lengthened by s / 10 (decided here when not given)."""
+    J, parents = clip.n_joints, clip.parents
+    scale = dtype(s)
+    head_local = (scale * clip.offsets.astype(dtype)).astype(dtype)
+    head_world = head_local.copy()
+    for j in range(J):
+        if parents[j] >= 0:
+            head_world[j] = head_world[parents[j]] + head_local[j]
+    kids: list[list[int]] = [[] for _ in range(J)]
+    for j in range(J):
+        if parents[j] >= 0:
+            kids[parents[j]].append(j)
+    tail_world: np.ndarray = np.full((J, 3), np.nan, dtype=dtype)
+    tail_local: np.ndarray = np.full((J, 3), np.nan, dtype=dtype)
+    # The last End Site of a joint wins, as when the importer reads them in order.
+    for p, offset in zip(clip.end_parents.tolist(), clip.end_offsets.astype(dtype), strict=True):
+        tail_world[p] = head_world[p] + scale * offset
+        tail_local[p] = head_local[p] + scale * offset
+    for j in range(J):
+        if not np.isnan(tail_world[j, 0]):
+            continue
+        if not kids[j]:
+            tail_world[j] = head_world[j]
+            tail_local[j] = head_local[j]
+        elif len(kids[j]) == 1:
+            tail_world[j] = head_world[kids[j][0]]
+            tail_local[j] = head_local[j] + head_local[kids[j][0]]
+        else:
+            # Summed in order, then times the reciprocal, as the importer's Vector maths.
+            world: np.ndarray = np.zeros(3, dtype=dtype)
+            local: np.ndarray = np.zeros(3, dtype=dtype)
+            for k in kids[j]:
+                world, local = world + head_world[k], local + head_local[k]
+            inverse = dtype(1.0 / len(kids[j]))
+            tail_world[j] = world * inverse
+            tail_local[j] = local * inverse if legacy_multi_child_tail else head_local[j] + local * inverse
+    # Reading: "zero length node", pushed up along +Y by scale / 10 (Python float maths).
+    if short is None:
+        short = np.linalg.norm((tail_local - head_local).astype(np.float64), axis=-1) <= 0.001 * s
+    tail_local[short, 1] = (tail_local[short, 1].astype(np.float64) + s / 10).astype(dtype)
+    tail_world[short, 1] = (tail_world[short, 1].astype(np.float64) + s / 10).astype(dtype)
+    return head_local, head_world, tail_local, tail_world, short
+
+
 def rest_bones(clip: Clip, global_scale: float = 1.0, *,
                legacy_multi_child_tail: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(heads [J, 3], tails [J, 3], connected [J] bool) of the bones Blender's BVH importer builds
@@ -143,44 +191,19 @@ def rest_bones(clip: Clip, global_scale: float = 1.0, *,
     s = float(global_scale)
     J = clip.n_joints
     parents = clip.parents
-    head_local = clip.offsets * s
-    head_world = head_local.copy()
-    for j in range(J):
-        if parents[j] >= 0:
-            head_world[j] += head_world[parents[j]]
-    kids: list[list[int]] = [[] for _ in range(J)]
-    for j in range(J):
-        if parents[j] >= 0:
-            kids[parents[j]].append(j)
-    tail_world = np.full((J, 3), np.nan)
-    tail_local = np.full((J, 3), np.nan)
-    # The last End Site of a joint wins, as when the importer reads them in order.
-    for p, offset in zip(clip.end_parents.tolist(), clip.end_offsets * s, strict=True):
-        tail_world[p] = head_world[p] + offset
-        tail_local[p] = head_local[p] + offset
-    for j in range(J):
-        if not np.isnan(tail_world[j, 0]):
-            continue
-        if not kids[j]:
-            tail_world[j] = head_world[j]
-            tail_local[j] = head_local[j]
-        elif len(kids[j]) == 1:
-            tail_world[j] = head_world[kids[j][0]]
-            tail_local[j] = head_local[j] + head_local[kids[j][0]]
-        else:
-            tail_world[j] = head_world[kids[j]].mean(axis=0)
-            mean_local = head_local[kids[j]].mean(axis=0)
-            tail_local[j] = mean_local if legacy_multi_child_tail else head_local[j] + mean_local
-    # Reading: "zero length node", pushed up along +Y by scale / 10.
-    short = np.linalg.norm(tail_local - head_local, axis=-1) <= 0.001 * s
-    tail_local[short, 1] += s / 10
-    tail_world[short, 1] += s / 10
+    # Blender decides which bones are too short on its float32 vectors, with the scale of a float32
+    # operator property: near the 0.001 thresholds (a zero-length joint lengthened by scale / 10 at
+    # scale 0.01) float64 decides otherwise.
+    head_local32, heads32, tail_local32, tails32, short = _rest_points(
+        clip, float(np.float32(s)), legacy_multi_child_tail, np.float32)
+    head_local, head_world, tail_local, tail_world, _ = _rest_points(
+        clip, s, legacy_multi_child_tail, np.float64, short)
     lengths = np.linalg.norm(head_local - tail_local, axis=-1)
     nonzero = lengths[lengths != 0]
     mean_length = float(nonzero.mean()) if nonzero.size else 0.1
     # Building: a bone still under 0.001 (absolute) borrows its parent's extent or the mean length.
     heads, tails = head_world, tail_world.copy()
-    zero_area = np.linalg.norm(heads - tails, axis=-1) < 0.001
+    zero_area = np.linalg.norm((heads32 - tails32).astype(np.float64), axis=-1) < 0.001
     for j in np.nonzero(zero_area)[0].tolist():
         parent = int(parents[j])
         if parent >= 0:
@@ -194,5 +217,5 @@ def rest_bones(clip: Clip, global_scale: float = 1.0, *,
     for j in range(J):
         p = parents[j]
         if p >= 0 and not has_loc[j] and not zero_area[p]:
-            connected[j] = bool(np.array_equal(tail_local[p], head_local[j]))
+            connected[j] = bool(np.array_equal(tail_local32[p], head_local32[j]))
     return heads, tails, connected

@@ -12,7 +12,7 @@ from blender_fixtures import blender_import
 from fixtures import CMU, cmu_path
 from test_bridge import assert_same_motion
 
-from core import bvh
+from core import bvh, units
 
 
 def stride_import(path, undo=False, **options):
@@ -42,16 +42,23 @@ def posed(obj, frame):
     return np.array([[list(r) for r in pb.matrix] for pb in obj.pose.bones])
 
 
+# Each unit preset against Blender's importer at the same scale: at 0.01, zero-length joints
+# lengthened by scale / 10 sit right at the importer's 0.001 threshold, decided in float32.
+PRESETS = {"NONE": 1.0, "CM_TO_METERS": 0.01, "CMU_TO_METERS": units.CMU_UNIT_M}
+
+
+@pytest.mark.parametrize("preset", list(PRESETS))
 @pytest.mark.parametrize("name", sorted(CMU))
-def test_stride_import_builds_blenders_armature_and_reads_back_as_the_file(name, scene, stride):
+def test_stride_import_builds_blenders_armature_and_reads_back_as_the_file(name, preset, scene, stride):
     scene.render.fps = 120
-    theirs = blender_import(cmu_path(name), rotate_mode="QUATERNION")
-    ours = stride_import(cmu_path(name))
+    theirs = blender_import(cmu_path(name), rotate_mode="QUATERNION", global_scale=PRESETS[preset])
+    ours = stride_import(cmu_path(name), scale_preset=preset)
     want = bvh.load(cmu_path(name))
-    h = want.height
+    h = want.height * PRESETS[preset]
     n1, p1, heads1, tails1, rest1 = bone_table(theirs)
     n2, p2, heads2, tails2, rest2 = bone_table(ours)
     assert n2 == n1 and p2 == p1
+    assert [b.use_connect for b in ours.data.bones] == [b.use_connect for b in theirs.data.bones]
     assert np.abs(heads2 - heads1).max() <= 1e-5 * h
     assert np.abs(tails2 - tails1).max() <= 1e-5 * h
     assert np.abs(rest2[:, :3, :3] - rest1[:, :3, :3]).max() <= 1e-5  # rolls included
