@@ -39,6 +39,8 @@ def import_bvh(context: Any, filepath: str | Path, *, axis_forward: str = "-Z", 
         raise ValueError(f"scale_preset must be one of {', '.join(SCALE_PRESETS)}, not {scale_preset!r}")
     if rotate_mode not in ROTATE_MODES:
         raise ValueError(f"rotate_mode must be one of {', '.join(ROTATE_MODES)}, not {rotate_mode!r}")
+    if progress is not None:
+        progress(0.0)
     clip = bvh.load(filepath)
     if clip.n_frames == 0:
         raise bvh.BVHError("the file holds no frames (Frames: 0): nothing to animate", str(filepath))
@@ -59,7 +61,8 @@ def import_bvh(context: Any, filepath: str | Path, *, axis_forward: str = "-Z", 
         context.view_layer.update()  # a never-evaluated pose can crash action assignment (4.5-5.2)
         action = bridge.clip_to_action(clip, obj, name, frame_start=frame_start, action_fps=action_fps,
                                        axis_forward=axis_forward, axis_up=axis_up, global_scale=scale,
-                                       assign=True, interpolation="BEZIER", progress=progress)
+                                       assign=True, interpolation="BEZIER",
+                                       progress=None if progress is None else _after_parse(progress))
         created.append(action)
         # This file's own layout: the armature's is its first file's.
         action[bridge.SETTINGS_KEY] = json.dumps(_layout(clip, action_fps))
@@ -68,6 +71,13 @@ def import_bvh(context: Any, filepath: str | Path, *, axis_forward: str = "-Z", 
             _remove(block)
         raise
     return obj, action
+
+
+def _after_parse(progress: Callable[[float], None]) -> Callable[[float], None]:
+    """Key writing's progress as the last two thirds of the import's (parsing the text, which
+    reports none, takes about a third)."""
+    progress(1 / 3)
+    return lambda fraction: progress(1 / 3 + 2 / 3 * fraction)
 
 
 def _settings(clip: Clip, scale: float, axis_forward: str, axis_up: str, action_fps: float) -> dict:

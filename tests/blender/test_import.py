@@ -1,9 +1,11 @@
 """Stride's BVH import against Blender's own importer, on the real CMU files."""
-# mypy: disable-error-code="attr-defined"
+# mypy: disable-error-code="attr-defined,union-attr"
 
 from __future__ import annotations
 
+import itertools
 import shutil
+from typing import Any
 
 import bpy
 import numpy as np
@@ -273,3 +275,55 @@ def test_failed_key_writing_leaves_no_action(scene, stride):
     with pytest.raises(KeyboardInterrupt):
         stride.bridge.clip_to_action(bvh.load(cmu_path("02_03")), obj, "again", progress=interrupt)
     assert set(bpy.data.actions) == actions
+
+
+def test_cli_imports_a_folder_one_armature_per_file_past_a_bad_one(scene, stride, tmp_path, capsys):
+    takes = tmp_path / "takes"
+    takes.mkdir()
+    shutil.copy(cmu_path("09_01"), takes / "a_good.bvh")
+    (takes / "b_bad.bvh").write_text("HIERARCHY\nROOT Hips\n{\n")
+    shutil.copy(cmu_path("02_03"), takes / "c_good.bvh")
+    (takes / "notes.txt").write_text("not a take")
+    out = tmp_path / "takes.blend"
+    assert stride.cli.main(["import", str(takes), "--out", str(out)]) == 1
+    assert "b_bad.bvh" in capsys.readouterr().err
+    bpy.ops.wm.open_mainfile(filepath=str(out))
+    arms = sorted((o.name, o.animation_data.action.name) for o in bpy.data.objects if o.type == "ARMATURE")
+    assert arms == [("a_good", "a_good"), ("c_good", "c_good")]
+    for name, source in (("a_good", "09_01"), ("c_good", "02_03")):
+        assert_same_motion(stride.bridge.action_to_clip(bpy.data.objects[name]), bvh.load(cmu_path(source)))
+
+
+def test_empty_take_reports_and_adds_nothing(scene, tmp_path):
+    empty = tmp_path / "empty.bvh"
+    text = cmu_path("09_01").read_text().split("MOTION")[0]
+    empty.write_text(text + "MOTION\nFrames: 0\nFrame Time: 0.0083333\n")
+    with pytest.raises(RuntimeError, match=r"empty\.bvh.*Frames: 0"):
+        bpy.ops.stride.import_bvh(filepath=str(empty))
+    assert len(bpy.data.objects) == 0 and len(bpy.data.actions) == 0 and len(bpy.data.armatures) == 0
+
+
+def test_import_progress_rises_from_zero_through_parsing_and_keys(scene, stride):
+    seen: list[float] = []
+    stride.importer.import_bvh(bpy.context, cmu_path("02_03"), progress=seen.append)
+    assert seen[0] == 0.0 and seen[1] == pytest.approx(1 / 3)
+    assert all(b >= a for a, b in itertools.pairwise(seen)) and 0.9 < seen[-1] <= 1.0
+    assert len(seen) > 10  # moves per bone, not just at the ends
+
+
+def test_file_menus_offer_stride_import_and_export(stride):
+    class Layout:
+        def __init__(self):
+            self.items = []
+
+        def operator(self, idname, text=""):
+            self.items.append((idname, text))
+
+    menus: list[tuple[Any, Any, str]] = [
+        (bpy.types.TOPBAR_MT_file_import, stride.operators._menu_import, "stride.import_bvh"),
+        (bpy.types.TOPBAR_MT_file_export, stride.operators._menu_export, "stride.export_bvh")]
+    for menu, draw, idname in menus:
+        assert draw in menu._dyn_ui_initialize()  # what the menu draws, appended functions included
+        holder = type("Menu", (), {"layout": Layout()})()
+        draw(holder, bpy.context)
+        assert holder.layout.items == [(idname, "Motion Capture (.bvh) - Stride")]
