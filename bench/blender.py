@@ -59,6 +59,34 @@ def median_times_interleaved(fns, repeat: int = 5, setup=None) -> list[float]:
     return [statistics.median(runs) for runs in times]
 
 
+def blender_handles(stride, obj) -> int:
+    """How many of `obj`'s action curves were checked to be BEZIER keys whose handles
+    `fcurve.update()` leaves as they are (every 8th curve); 0 if any is not."""
+    import numpy as np
+
+    action = obj.animation_data.action
+    curves = stride.compat.fcurves(action, stride.compat.action_slot(action, obj))[::8]
+    for fc in curves:
+        kp = fc.keyframe_points
+        modes = np.empty(len(kp), dtype=np.int32)
+        kp.foreach_get("interpolation", modes)
+        handles = []
+        for _ in range(2):
+            both = np.empty((2, 2 * len(kp)), dtype=np.float32)
+            kp.foreach_get("handle_left", both[0])
+            kp.foreach_get("handle_right", both[1])
+            handles.append(both)
+            fc.update()
+        bezier = (modes == stride.compat.INTERPOLATION["BEZIER"]).all()
+        if not bezier or not np.array_equal(handles[0], handles[1]):
+            print(f"import keys: INVALID on {fc.data_path}[{fc.array_index}] (not BEZIER, or handles "
+                  "fcurve.update() changes): the import row cannot pass")
+            return 0
+    print(f"import keys: BEZIER with Blender's own handles (fcurve.update() changes none; "
+          f"{len(curves)} curves checked)")
+    return len(curves)
+
+
 def inside_blender() -> int:
     os.environ["BLENDER_USER_RESOURCES"] = tempfile.mkdtemp(prefix="stride-bench-")
     import importlib
@@ -146,8 +174,12 @@ def inside_blender() -> int:
     # Each import into an empty scene; emptying it (freeing the last import) is not the import.
     t_stride_import, t_blender_import = median_times_interleaved([stride_import, blender_import],
                                                                  setup=fresh)
+    # The ratio counts only with valid keys: BEZIER, with the handles Blender itself computes.
+    fresh()
+    stride_import()
+    handles_checked = blender_handles(stride, bpy.context.active_object)
     rows.append(("import 10,000 frames x 31 joints", f"{big.stat().st_size / 1e6:.1f} MB BVH",
-                 t_stride_import, t_blender_import, TARGETS["import"]))
+                 t_stride_import, t_blender_import, TARGETS["import"] if handles_checked else float("inf")))
 
     print(f"Blender {bpy.app.version_string}, Python {platform.python_version()}, numpy {np.__version__}, "
           f"{platform.machine()} {platform.processor() or ''}, {os.cpu_count()} cores")
