@@ -20,8 +20,8 @@ from . import compat
 from .core import armature, quat
 from .core.clip import DEFAULT_JOINT_CHANNELS, DEFAULT_ROOT_CHANNELS, POSITION_CHANNELS, Clip, snap_fps
 
-# JSON: import settings and BVH layout, on the armature object; on each imported action, that
-# file's own layout (channels, end sites, frame rate), which overrides the armature's.
+# JSON: import settings and BVH layout, on the armature object; on each action Stride writes, the
+# clip's own layout (joints, channels, end sites) and key rate, which override the armature's.
 SETTINGS_KEY = "stride_bvh"
 EVENTS_KEY = "stride_events"  # {track: [seconds]} on an action
 
@@ -146,17 +146,17 @@ def action_to_clip(obj: Any, action: Any = None, *, axis_forward: str = "-Z", ax
     share frames are evaluated on a common grid. `slot`: which slot to read (an NLA strip's).
     """
     action, slot = resolve_action(obj, action, slot)
+    # Only bone curves make the motion: custom properties (event curves, a keyed blend weight)
+    # must not stretch or misalign the frames read.
+    curves = {(fc.data_path, fc.array_index): fc for fc in compat.fcurves(action, slot)
+              if fc.data_path.startswith("pose.bones[")}
+    _check_animated_bones(obj, action, curves)
     settings = import_settings(obj, axis_forward, axis_up, global_scale, action)
     names, parents = _bones(obj, settings)
     conversion = armature.axis_conversion(settings["axis_forward"], settings["axis_up"])
     scale = settings["global_scale"]
     rest, heads, tails = _rest(obj, names)
     rel_heads = _relative_heads(heads, parents, conversion)
-    # Only bone curves make the motion: custom properties (event curves, a keyed blend weight)
-    # must not stretch or misalign the frames read.
-    curves = {(fc.data_path, fc.array_index): fc for fc in compat.fcurves(action, slot)
-              if fc.data_path.startswith("pose.bones[")}
-    _check_animated_bones(obj, action, curves)
     keyed = {k: fc for k, fc in curves.items() if len(fc.keyframe_points)}
     keys = dict(zip(keyed, compat.read_keys_many(list(keyed.values())), strict=True))
     frames, aligned = _key_frames(list(keys.values()))
@@ -311,20 +311,38 @@ def _stored_events(action: Any) -> dict[str, list[float]]:
     return {str(k): [float(t) for t in v] for k, v in stored.items()}
 
 
-def check_rest(obj: Any, clip: Clip) -> None:
+def check_rest(obj: Any, clip: Clip, axis_forward: str = "-Z", axis_up: str = "Y",
+               global_scale: float = 1.0) -> None:
     """Raise BridgeError unless the armature's rest offsets are the clip's: the same skeleton, not
-    only the same bone names (an action keyed onto other bone lengths would not read back)."""
-    settings = import_settings(obj)
+    only the same bone names (an action keyed onto other bone lengths would not read back).
+    Axes and scale: the armature's stored import settings, else the given ones."""
+    if clip.n_joints == 0:
+        return
+    settings = import_settings(obj, axis_forward, axis_up, global_scale)
     conversion = armature.axis_conversion(settings["axis_forward"], settings["axis_up"])
     _, heads, _ = _rest(obj, list(clip.names))
     offsets = _relative_heads(heads, clip.parents.tolist(), conversion) / settings["global_scale"]
     err = np.linalg.norm(offsets - clip.offsets, axis=1)
-    # Bone heads are float32: 1e-5 x height is far above their rounding.
+    # Bone heads are float32: 1e-5 of the skeleton's size is far above their rounding (the longest
+    # offset stands in for the height of a skeleton without one, such as a single joint).
+    size = max(clip.height, float(np.linalg.norm(clip.offsets, axis=1).max()), 1e-9)
     j = int(np.argmax(err))
-    if err[j] > 1e-5 * max(clip.height, 1e-12):
+    if err[j] > 1e-5 * size:
         raise BridgeError(f"bone {clip.names[j]!r} of {obj.name!r} is offset {offsets[j].round(6).tolist()} "
                           f"from its parent; the file says {clip.offsets[j].round(6).tolist()}: "
                           "another skeleton")
+
+
+def clip_layout(clip: Clip, action_fps: float) -> dict[str, Any]:
+    """What an action needs to read back as `clip` (besides its keys): joints in order, channels,
+    end sites, and the frame rate its keys were written at."""
+    return {
+        "names": list(clip.names),
+        "channels": [list(c) for c in clip.channels],
+        "end_sites": [[clip.names[p], [float(v) for v in o]]
+                      for p, o in zip(clip.end_parents.tolist(), clip.end_offsets, strict=True)],
+        "action_fps": action_fps,
+    }
 
 
 def check_bones(obj: Any, clip: Clip) -> None:
@@ -375,7 +393,8 @@ def clip_to_action(clip: Clip, obj: Any, name: str, *, frame_start: float | None
     pose_loc = armature.translation_to_pose_location(
         rest[moving], rel_heads[moving], clip.positions[:, moving], conversion, scale)
     start = float(_scene().frame_start) if frame_start is None else float(frame_start)
-    frames = start + clip.times * (action_fps if action_fps is not None else scene_fps())
+    frames_per_second = action_fps if action_fps is not None else scene_fps()
+    frames = start + clip.times * frames_per_second
     rotates = np.array([any(c.endswith("rotation") for c in clip.channels[j])
                         or bool(quat.angle(clip.rotations[:, j], quat.identity()).max(initial=0.0) > 1e-12)
                         for j in range(clip.n_joints)])
@@ -417,6 +436,8 @@ def clip_to_action(clip: Clip, obj: Any, name: str, *, frame_start: float | None
         raise
     if clip.events:
         action[EVENTS_KEY] = {k: [float(t) for t in v] for k, v in clip.events.items()}
+    # Read back and export as this clip, whatever the armature's first import was.
+    action[SETTINGS_KEY] = json.dumps(clip_layout(clip, float(frames_per_second)))
     if assign:
         if previous is not None and previous.users <= 1:
             previous.use_fake_user = True

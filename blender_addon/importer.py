@@ -57,15 +57,13 @@ def import_bvh(context: Any, filepath: str | Path, *, axis_forward: str = "-Z", 
         else:
             obj = target
             bridge.check_bones(obj, clip)
-            bridge.check_rest(obj, clip)
+            bridge.check_rest(obj, clip, axis_forward, axis_up, scale)
         context.view_layer.update()  # a never-evaluated pose can crash action assignment (4.5-5.2)
         action = bridge.clip_to_action(clip, obj, name, frame_start=frame_start, action_fps=action_fps,
                                        axis_forward=axis_forward, axis_up=axis_up, global_scale=scale,
                                        assign=True, interpolation="BEZIER",
                                        progress=None if progress is None else _after_parse(progress))
         created.append(action)
-        # This file's own layout: the armature's is its first file's.
-        action[bridge.SETTINGS_KEY] = json.dumps(_layout(clip, action_fps))
     except BaseException:
         for block in reversed(created):
             _remove(block)
@@ -81,17 +79,8 @@ def _after_parse(progress: Callable[[float], None]) -> Callable[[float], None]:
 
 
 def _settings(clip: Clip, scale: float, axis_forward: str, axis_up: str, action_fps: float) -> dict:
-    return {"axis_forward": axis_forward, "axis_up": axis_up, "global_scale": scale, "names": clip.names,
-            **_layout(clip, action_fps)}
-
-
-def _layout(clip: Clip, action_fps: float) -> dict:
-    return {
-        "channels": [list(c) for c in clip.channels],
-        "end_sites": [[clip.names[p], [float(v) for v in o]]
-                      for p, o in zip(clip.end_parents.tolist(), clip.end_offsets, strict=True)],
-        "action_fps": action_fps,
-    }
+    return {"axis_forward": axis_forward, "axis_up": axis_up, "global_scale": scale,
+            **bridge.clip_layout(clip, action_fps)}
 
 
 def _build_armature(context: Any, clip: Clip, name: str, scale: float, axis_forward: str,

@@ -15,6 +15,8 @@ pose-bone location, the BVH translation of a joint with position channels is
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import axes, quat
@@ -53,7 +55,7 @@ def _conjugate(q: np.ndarray, r: np.ndarray) -> np.ndarray:
     m = np.zeros((r.shape[0], 4, 4))
     m[:, 0, 0] = 1.0
     m[:, 1:, 1:] = quat.to_matrix(quat.inv(r))
-    poses = np.broadcast_to(q, shape).reshape(-1, *shape[-2:])
+    poses = np.broadcast_to(q, shape).reshape(math.prod(shape[:-2]), *shape[-2:])
     return np.matmul(m, poses.transpose(1, 2, 0)).transpose(2, 0, 1).reshape(shape)
 
 
@@ -126,6 +128,14 @@ def from_blender_axis_angle(values: np.ndarray) -> np.ndarray:
     norm = np.linalg.norm(axis, axis=-1, keepdims=True)
     unit = np.where(norm > 0, axis / np.where(norm > 0, norm, 1.0), np.array([0.0, 1.0, 0.0]))
     return quat.from_scaled_angle_axis(unit * values[..., :1])
+
+
+def _within_one_ulp(a: np.ndarray, b: np.ndarray) -> bool:
+    """mathutils' Vector ==: float32 components at most one unit in the last place apart."""
+    ordered = [x.astype(np.float32).view(np.int32).astype(np.int64) for x in (a, b)]
+    # Negative floats' bit patterns, mirrored below zero: integer order is then float order.
+    ai, bi = (np.where(x < 0, -(x + 2**31), x) for x in ordered)
+    return bool((np.abs(ai - bi) <= 1).all())
 
 
 def _rest_points(clip: Clip, s: float, legacy_multi_child_tail: bool, dtype: type,
@@ -217,5 +227,5 @@ def rest_bones(clip: Clip, global_scale: float = 1.0, *,
     for j in range(J):
         p = parents[j]
         if p >= 0 and not has_loc[j] and not zero_area[p]:
-            connected[j] = bool(np.array_equal(tail_local32[p], head_local32[j]))
+            connected[j] = _within_one_ulp(tail_local32[p], head_local32[j])
     return heads, tails, connected

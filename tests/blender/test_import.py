@@ -15,6 +15,7 @@ from fixtures import CMU, cmu_path
 from test_bridge import assert_same_motion
 
 from core import bvh, units
+from core.clip import Clip
 
 
 def stride_import(path, undo=False, **options):
@@ -331,3 +332,74 @@ def test_file_menus_offer_stride_import_and_export(stride):
         holder = type("Menu", (), {"layout": Layout()})()
         draw(holder, bpy.context)
         assert holder.layout.items == [(idname, "Motion Capture (.bvh) - Stride")]
+
+
+def test_single_armature_takes_a_file_with_fewer_joints_and_reads_it_back_as_that_file(
+        scene, stride, tmp_path):
+    # The same skeleton without its last joint (a leaf): keyed onto the full armature, its action
+    # still reads back and exports with its own joints and channels.
+    full = bvh.load(cmu_path("02_03"))
+    keep = list(range(full.n_joints - 1))
+    ends = [k for k, p in enumerate(full.end_parents.tolist()) if p in keep]
+    fewer = Clip([full.names[j] for j in keep], full.parents[keep], full.offsets[keep],
+                 full.rotations[:, keep], full.positions[:, keep], full.fps,
+                 channels=[full.channels[j] for j in keep], end_parents=full.end_parents[ends],
+                 end_offsets=full.end_offsets[ends])
+    path = tmp_path / "fewer.bvh"
+    bvh.save(fewer, path)
+    done, failed = stride.jobs.import_files(bpy.context, [cmu_path("02_01"), path], single_armature=True)
+    assert not failed and done[0][0] == done[1][0]
+    obj, action = done[1]
+    want = bvh.load(path)
+    got = stride.bridge.action_to_clip(obj, action)
+    assert got.names == want.names and got.channels == want.channels
+    assert_same_motion(got, want)
+    out = tmp_path / "again.bvh"
+    stride.jobs.export_bvh(obj, action.name, out)
+    assert bvh.load(out).channels == want.channels
+    assert_same_motion(bvh.load(out), want)
+
+
+def test_blender_armature_takes_stride_import_at_its_scale(scene, stride):
+    # An armature from Blender's importer stores no settings: the import's own scale applies.
+    obj = blender_import(cmu_path("02_01"), rotate_mode="QUATERNION", global_scale=0.01)
+    _, action = stride.importer.import_bvh(bpy.context, cmu_path("02_03"), global_scale=0.01, target=obj)
+    got = stride.bridge.action_to_clip(obj, action, global_scale=0.01)
+    assert_same_motion(got, bvh.load(cmu_path("02_03")))
+
+
+def test_single_joint_file_goes_onto_its_own_armature(scene, stride, tmp_path):
+    path = tmp_path / "one.bvh"
+    path.write_text("HIERARCHY\nROOT Hips\n{\n  OFFSET 0.1 0.2 0.3\n"
+                    "  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n"
+                    "  End Site\n  {\n    OFFSET 0 0 0\n  }\n}\n"
+                    "MOTION\nFrames: 2\nFrame Time: 0.0083333\n1 2 3 10 20 30\n1 2 3 11 21 31\n")
+    done, failed = stride.jobs.import_files(bpy.context, [path, path], single_armature=True)
+    assert not failed and len(done) == 2 and done[0][0] == done[1][0]
+
+
+def test_actions_written_at_the_scene_rate_read_back_at_the_clips_rate(scene, stride):
+    # The armature's import keyed one BVH frame per scene frame (120); a clip written at the
+    # scene's 24 fps keys every 0.2 frames and must not read back five times too fast.
+    obj = stride_import(cmu_path("02_03"))
+    scene.render.fps = 24
+    clip = bvh.load(cmu_path("02_03"))
+    action = stride.bridge.clip_to_action(clip, obj, "at 24 fps")
+    got = stride.bridge.action_to_clip(obj, action)
+    assert got.fps == clip.fps and got.n_frames == clip.n_frames
+    assert stride.bridge.action_timing(obj, action).fps == 24.0
+
+
+def test_bones_connect_where_blenders_importer_connects_them(scene, stride, tmp_path):
+    # The importer connects a bone whose head equals its parent's tail by mathutils' Vector ==,
+    # which allows one float32 ulp: a 1e-7 parent offset leaves exactly that difference.
+    path = tmp_path / "ulp.bvh"
+    path.write_text("HIERARCHY\nROOT A\n{\n  OFFSET 0 0 0\n"
+                    "  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n"
+                    "  JOINT B\n  {\n    OFFSET 1e-07 0 0\n    CHANNELS 3 Zrotation Xrotation Yrotation\n"
+                    "    JOINT C\n    {\n      OFFSET 1 1 1\n      CHANNELS 3 Zrotation Xrotation Yrotation\n"
+                    "      End Site\n      {\n        OFFSET 0 1 0\n      }\n    }\n  }\n}\n"
+                    "MOTION\nFrames: 1\nFrame Time: 0.0083333\n0 0 0 0 0 0 0 0 0 0 0 0\n")
+    theirs = blender_import(path)
+    ours = stride_import(path)
+    assert [b.use_connect for b in ours.data.bones] == [b.use_connect for b in theirs.data.bones]

@@ -50,3 +50,20 @@ def test_blender_euler_first_key_is_the_solution_nearest_zero(mode):
     want = np.zeros((1, 3))
     want[0, "XYZ".index(middle)] = np.radians(170.0)
     np.testing.assert_allclose(armature.to_blender_euler(q, mode), want, atol=1e-12)
+
+
+def test_pose_conversions_take_any_leading_shape_and_no_joints():
+    rest = Rotation.random(4, random_state=5).as_quat(scalar_first=True)
+    conversion = armature.axis_conversion()
+    local = Rotation.random(2 * 3 * 4, random_state=6).as_quat(scalar_first=True).reshape(2, 3, 4, 4)
+    pose = armature.local_to_pose(rest, local, conversion)
+    assert pose.shape == local.shape
+    # B = M^T C L C^T M per joint, with scipy's products as the oracle.
+    r = Rotation.from_matrix(conversion.T) * Rotation.from_quat(rest, scalar_first=True)
+    for j in range(4):
+        want = (r[j].inv() * Rotation.from_quat(local[..., j, :].reshape(-1, 4), scalar_first=True) * r[j])
+        got = pose[..., j, :].reshape(-1, 4)
+        np.testing.assert_allclose(np.abs(np.einsum("ti,ti->t", got, want.as_quat(scalar_first=True))), 1.0,
+                                   atol=1e-12)
+    np.testing.assert_allclose(armature.pose_to_local(rest, pose, conversion), local, atol=1e-12)
+    assert armature.local_to_pose(np.zeros((0, 4)), np.zeros((5, 0, 4)), conversion).shape == (5, 0, 4)
