@@ -399,6 +399,9 @@ def clip_to_action(clip: Clip, obj: Any, name: str, *, frame_start: float | None
                         or bool(quat.angle(clip.rotations[:, j], quat.identity()).max(initial=0.0) > 1e-12)
                         for j in range(clip.n_joints)])
     previous = obj.animation_data.action if obj.animation_data else None
+    if assign and obj.animation_data is not None and obj.animation_data.use_tweak_mode:
+        raise BridgeError(f"{obj.name!r} is in NLA tweak mode, where its action cannot change: leave "
+                          "it (Tab in the NLA Editor), then try again")
     action, slot = compat.new_action(name, obj)
     action.use_fake_user = not assign
     try:
@@ -430,16 +433,16 @@ def clip_to_action(clip: Clip, obj: Any, name: str, *, frame_start: float | None
                 for i in range(3):
                     compat.write_keys(compat.new_fcurve(bag, _path(bone, "location"), i, group=bone),
                                       frames, pose_loc[:, k, i], interpolation)
+        if clip.events:
+            action[EVENTS_KEY] = {k: [float(t) for t in v] for k, v in clip.events.items()}
+        # Read back and export as this clip, whatever the armature's first import was.
+        action[SETTINGS_KEY] = json.dumps(clip_layout(clip, float(frames_per_second)))
+        if assign:
+            compat.assign(obj, action, slot)
     except BaseException:
         # Nothing half-written stays behind (a failed write, an interrupt).
         bpy.data.actions.remove(action)
         raise
-    if clip.events:
-        action[EVENTS_KEY] = {k: [float(t) for t in v] for k, v in clip.events.items()}
-    # Read back and export as this clip, whatever the armature's first import was.
-    action[SETTINGS_KEY] = json.dumps(clip_layout(clip, float(frames_per_second)))
-    if assign:
-        if previous is not None and previous.users <= 1:
-            previous.use_fake_user = True
-        compat.assign(obj, action, slot)
+    if assign and previous is not None and previous.users <= 1:
+        previous.use_fake_user = True
     return action

@@ -238,17 +238,19 @@ def _transition(args: argparse.Namespace) -> int:
 def _sequence(args: argparse.Namespace) -> int:
     from .core import transition
 
-    items = []
+    spans = []
     for item in args.items:
+        # The spans first: a missing '@' must not read as a file named '' (the current folder).
         path, _, span = item.rpartition("@")
         start, _, end = span.partition(":")
         try:
-            items.append((bvh.load(path), float(start), float(end)))
-        except ValueError as exc:
-            if isinstance(exc, bvh.BVHError):
-                raise
+            spans.append((path, float(start), float(end)))
+        except ValueError:
             raise jobs.JobError(f"{item!r}: expected FILE@START:END in seconds, e.g. walk.bvh@0:2.5"
                                 ) from None
+        if not path:
+            raise jobs.JobError(f"{item!r}: expected FILE@START:END in seconds, e.g. walk.bvh@0:2.5")
+    items = [(bvh.load(path), start, end) for path, start, end in spans]
     method = {"dead": "dead", "inertialize": "quintic", "crossfade": "crossfade"}[args.method]
     clip = transition.sequence(items, args.blend, method)
     _write_clip(clip, Path(args.items[0].rpartition("@")[0]), args.out, f"sequence ({args.method})")

@@ -10,6 +10,7 @@ a converter T-pose at frame 0 stays (clips know their `motion_start`).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,8 @@ def import_bvh(context: Any, filepath: str | Path, *, axis_forward: str = "-Z", 
     """
     if scale_preset not in SCALE_PRESETS:
         raise ValueError(f"scale_preset must be one of {', '.join(SCALE_PRESETS)}, not {scale_preset!r}")
+    if not (math.isfinite(global_scale) and global_scale > 0):
+        raise ValueError(f"scale must be a positive number, not {global_scale}")
     if rotate_mode not in ROTATE_MODES:
         raise ValueError(f"rotate_mode must be one of {', '.join(ROTATE_MODES)}, not {rotate_mode!r}")
     if progress is not None:

@@ -87,6 +87,8 @@ def import_files(context: Any, paths: Sequence[str | Path], *, single_armature: 
 def save_blend(path: str | Path) -> None:
     """Save the open file as a copy at `path` (Blender writes it atomically); the folder must exist."""
     target = Path(path)
+    if target.suffix.lower() != ".blend":
+        raise JobError(f"{str(target)!r} is not a .blend file name: Blender scenes save as .blend")
     if not target.parent.is_dir():
         raise JobError(f"folder {str(target.parent)!r} does not exist")
     result = bpy.ops.wm.save_as_mainfile(filepath=str(target), copy=True, check_existing=False)
@@ -258,12 +260,27 @@ def transition_clip(src: Clip, dst: Clip, source_time: float, target_time: float
     return transition.crossfade(src, dst, source_time, target_time, blend_time, mask=weights)
 
 
-def write_result(obj: Any, clip: Clip, name: str, timing: bridge.Timing) -> Any:
-    """A new action on `obj` holding `clip` (made active), its events as markers with exact times."""
+BAKED_FROM = "stride_baked_from"  # on a baked action: the name of the action it was baked from
+
+
+def resolve_source(obj: Any, name: str = "") -> Any:
+    """The action named, else the active one; when the active one is a Stride bake, the action it
+    was baked from, so that baking again (a bake makes its result active) repeats the bake rather
+    than baking from its result."""
+    action, _ = bridge.resolve_action(obj, name or None)
+    origin = action.get(BAKED_FROM) if not name else None
+    return bpy.data.actions[origin] if origin and origin in bpy.data.actions else action
+
+
+def write_result(obj: Any, clip: Clip, name: str, timing: bridge.Timing, source: Any = None) -> Any:
+    """A new action on `obj` holding `clip` (made active), its events as markers with exact times;
+    `source`: the action it was baked from."""
     from .markers import replace_track
 
     action = bridge.clip_to_action(clip, obj, name, frame_start=timing.start, action_fps=timing.fps,
                                    assign=True)
+    if source is not None:
+        action[BAKED_FROM] = source.name
     for track, times in clip.events.items():
         if len(times):
             replace_track(action, track, np.asarray(times), timing)
@@ -277,7 +294,7 @@ def bake_transition(obj: Any, source_action: str, source_time: float, target_act
     from `target_time` (seconds in each action's own time). Sources are never modified."""
     if not target_action:
         raise JobError("choose a target action to transition into")
-    src_action, _ = bridge.resolve_action(obj, source_action or None)
+    src_action = resolve_source(obj, source_action)
     dst_action, _ = bridge.resolve_action(obj, target_action)
     src = bridge.action_to_clip(obj, src_action)
     dst = bridge.action_to_clip(obj, dst_action)
@@ -290,7 +307,7 @@ def bake_transition(obj: Any, source_action: str, source_time: float, target_act
     out = transition_clip(src, dst, source_time, target_time, blend_time, method, halflife_mode, halflife,
                           mask)
     name = f"{src_action.name} > {dst_action.name} ({method.lower()})"
-    return write_result(obj, out, name, bridge.action_timing(obj, src_action)), out
+    return write_result(obj, out, name, bridge.action_timing(obj, src_action), src_action), out
 
 
 def nla_items(obj: Any, track: str = "",
@@ -401,19 +418,19 @@ def _cycle(obj: Any, action: str, frames: tuple[int, int]) -> Clip:
                        "frames") from None
 
 
-def _weight_curve(obj: Any, start: float, rate: float, duration: float) -> tuple[np.ndarray, np.ndarray]:
-    """(times, weights) of the armature's keyed `stride_blend_weight` over the bake."""
-    adt = obj.animation_data
-    action = adt.action if adt is not None else None
+def _weight_curve(obj: Any, action: Any, start: float, rate: float,
+                  duration: float) -> tuple[np.ndarray, np.ndarray]:
+    """(times, weights) of the armature's `stride_blend_weight` as keyed in `action` (A's: where
+    it is keyed while A plays) over the bake."""
     curve = None
-    if action is not None:
-        for fc in compat.fcurves(action, compat.action_slot(action, obj)):
-            if fc.data_path == f'["{WEIGHT_PROPERTY}"]':
-                curve = fc
+    for fc in compat.fcurves(action, compat.action_slot(action, obj)):
+        if fc.data_path == f'["{WEIGHT_PROPERTY}"]':
+            curve = fc
     if curve is None or not len(curve.keyframe_points):
         if WEIGHT_PROPERTY not in obj.keys():
             obj[WEIGHT_PROPERTY] = 0.0
-        raise JobError(f"key the armature property {WEIGHT_PROPERTY!r} (0 = action A, 1 = action B) "
+        raise JobError(f"key the armature property {WEIGHT_PROPERTY!r} in action {action.name!r} "
+                       "(0 = action A, 1 = action B) "
                        "over the frames to bake, then bake again")
     times = np.arange(int(np.floor(duration * rate + 1e-9)) + 1) / rate
     weights = np.array([curve.evaluate(start + t * rate) for t in times])
@@ -435,7 +452,8 @@ def bake_sync_blend(obj: Any, action_a: str = "", action_b: str = "", weight: fl
     if duration_unit == "CYCLES" and weight_mode == "CURVE":
         raise JobError("a duration in cycles needs one weight: use a Constant or Speed weight, or "
                        "give the duration in seconds")
-    a = _cycle(obj, action_a, frames_a)
+    act_a = resolve_source(obj, action_a)
+    a = _cycle(obj, act_a.name, frames_a)
     b = _cycle(obj, action_b, frames_b)
     a.check_compatible(b)
     core_mode = mode.lower()
@@ -448,7 +466,7 @@ def bake_sync_blend(obj: Any, action_a: str = "", action_b: str = "", weight: fl
             raise JobError(str(exc)) from None
         w: Any = used
     elif weight_mode == "CURVE":
-        w = _weight_curve(obj, float(scene.frame_start), bridge.scene_fps(scene), duration)
+        w = _weight_curve(obj, act_a, float(scene.frame_start), bridge.scene_fps(scene), duration)
     else:
         used = w = float(weight)
     if duration_unit == "CYCLES":
@@ -457,10 +475,9 @@ def bake_sync_blend(obj: Any, action_a: str = "", action_b: str = "", weight: fl
     out = sync.sync_blend(a, b, w, duration, mode=core_mode, mask=joint_mask(a, mask))
     if in_place:
         out = root.in_place(out)
-    act_a = bridge.resolve_action(obj, action_a or None)[0]
     act_b = bridge.resolve_action(obj, action_b)[0]
     name = f"{act_a.name} + {act_b.name} sync ({mode.lower()})"
-    action = write_result(obj, out, name, bridge.Timing(float(scene.frame_start), out.fps))
+    action = write_result(obj, out, name, bridge.Timing(float(scene.frame_start), out.fps), act_a)
     if cyclic and out.loop:
         slot = compat.action_slot(action, obj)
         for fc in compat.fcurves(action, slot):

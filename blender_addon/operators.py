@@ -220,7 +220,9 @@ class STRIDE_OT_bake_transition(bpy.types.Operator, _ActionOperator):
     bl_label = "Bake Transition"
     bl_options = {"REGISTER", "UNDO"}
 
-    source_action: StringProperty(name="Source", description="Action to leave (empty: the active one)")  # type: ignore[valid-type]
+    source_action: StringProperty(  # type: ignore[valid-type]
+        name="Source",
+        description="Action to leave (empty: the active one, or the action a Stride bake was baked from)")
     source_time: FloatProperty(name="Source Time", default=1.0, min=0.0, unit="TIME_ABSOLUTE",  # type: ignore[valid-type]
                                description="Seconds into the source action where the transition starts")
     target_action: StringProperty(name="Target", description="Action to go into")  # type: ignore[valid-type]
@@ -280,7 +282,9 @@ class STRIDE_OT_bake_sync_blend(bpy.types.Operator, _ActionOperator):
     bl_label = "Bake Sync Blend"
     bl_options = {"REGISTER", "UNDO"}
 
-    action_a: StringProperty(name="A", description="First cycle's action (empty: the active one)")  # type: ignore[valid-type]
+    action_a: StringProperty(  # type: ignore[valid-type]
+        name="A",
+        description="First cycle (empty: the active action, or the action a Stride bake was baked from)")
     action_b: StringProperty(name="B", description="Second cycle's action")  # type: ignore[valid-type]
     weight: FloatProperty(name="Weight", default=0.5, min=0.0, max=1.0, subtype="FACTOR",  # type: ignore[valid-type]
                           description="0 = A, 1 = B")

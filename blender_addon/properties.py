@@ -21,7 +21,9 @@ class StrideSettings(bpy.types.PropertyGroup):
         description="Event tracks (marker names) to encode: ALL, or names separated by commas")
 
 
-    source_action: StringProperty(name="Source", description="Action to leave (empty: active)")  # type: ignore[valid-type]
+    source_action: StringProperty(  # type: ignore[valid-type]
+        name="Source",
+        description="Action to leave (empty: the active one, or the action a Stride bake was baked from)")
     source_time: FloatProperty(name="Source Time", default=1.0, min=0.0, unit="TIME_ABSOLUTE")  # type: ignore[valid-type]
     target_action: StringProperty(name="Target", description="Action to go into")  # type: ignore[valid-type]
     target_time: FloatProperty(name="Target Time", default=0.0, min=0.0, unit="TIME_ABSOLUTE")  # type: ignore[valid-type]
@@ -31,7 +33,9 @@ class StrideSettings(bpy.types.PropertyGroup):
         items=[("DEAD", "Dead Blending", ""), ("INERTIALIZE", "Inertialization", ""),
                ("CROSSFADE", "Crossfade", "")])
     mask: StringProperty(name="Mask", description="LOWER_BODY, UPPER_BODY, FINGERS or joint names")  # type: ignore[valid-type]
-    action_a: StringProperty(name="A", description="First cycle (empty: the active action)")  # type: ignore[valid-type]
+    action_a: StringProperty(  # type: ignore[valid-type]
+        name="A",
+        description="First cycle (empty: the active action, or the action a Stride bake was baked from)")
     action_b: StringProperty(name="B", description="Second cycle")  # type: ignore[valid-type]
     weight: FloatProperty(name="Weight", default=0.5, min=0.0, max=1.0, subtype="FACTOR")  # type: ignore[valid-type]
     weight_mode: EnumProperty(  # type: ignore[valid-type]

@@ -17,14 +17,13 @@ import io
 import math
 import os
 import re
-import tempfile
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from . import quat
+from . import files, quat
 from .clip import POSITION_CHANNELS, ROTATION_CHANNELS, Clip, snap_fps
 
 __all__ = ["BVHError", "BVHWarning", "dumps", "load", "loads", "save"]
@@ -591,21 +590,7 @@ def _cut_bytes(name: str, limit: int) -> str:
 
 def save(clip: Clip, path: str | os.PathLike[str]) -> None:
     """Write `clip` to a BVH file atomically (a temp file renamed into place)."""
-    text = dumps(clip)
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    files.write_atomic(path, dumps(clip).encode("utf-8"))
 
 
 def dumps(clip: Clip) -> str:
@@ -615,6 +600,10 @@ def dumps(clip: Clip) -> str:
     has (a rotation about an axis it lacks, a translation where it has no position channels).
     """
     J, T = clip.n_joints, clip.n_frames
+    for what, values in (("offsets", clip.offsets), ("End Site offsets", clip.end_offsets),
+                         ("rotations", clip.rotations), ("positions", clip.positions)):
+        if not np.isfinite(values).all():
+            raise ValueError(f"the clip's {what} hold NaN or infinite numbers, which BVH cannot carry")
     layouts = [_save_layout(clip, j) for j in range(J)]
     order = _depth_first(clip.parents)
     columns: list[np.ndarray] = []

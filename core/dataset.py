@@ -17,7 +17,6 @@ import json
 import multiprocessing
 import os
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -25,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import bvh, contacts, events
+from . import bvh, contacts, events, files
 
 SCHEMA_VERSION = 1
 
@@ -116,16 +115,7 @@ def export_one(source: str | os.PathLike[str], out_dir: str | os.PathLike[str],
     target = output_path(source, out_dir)
     buffer = io.BytesIO()
     np.savez_compressed(buffer, **arrays)  # type: ignore[arg-type]  # (numpy 2.4 stubs read ** as allow_pickle)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=out_dir)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(buffer.getvalue())
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    files.write_atomic(target, buffer.getvalue())
     return target
 
 

@@ -1,0 +1,88 @@
+"""Running operators again, in awkward states, with bad values: what users' data and files look
+like afterwards, and what the report says."""
+# mypy: disable-error-code="attr-defined,union-attr"
+
+from __future__ import annotations
+
+import bpy
+import numpy as np
+import pytest
+from fixtures import cmu_path
+from test_bridge import assert_same_motion
+from test_sync import keys_of, walk_and_run
+
+
+def test_baking_again_repeats_the_bake_instead_of_baking_from_its_result(scene, stride):
+    walk = walk_and_run(scene)
+    assert bpy.ops.stride.bake_transition(source_time=0.5, target_action="02_03") == {"FINISHED"}
+    first = walk.animation_data.action
+    assert bpy.ops.stride.bake_transition(source_time=0.5, target_action="02_03") == {"FINISHED"}
+    second = walk.animation_data.action
+    assert first.name == "02_01 > 02_03 (dead)" and second.name == "02_01 > 02_03 (dead).001"
+    assert all(np.array_equal(x, y) for x, y in zip(keys_of(stride, walk, first),
+                                                     keys_of(stride, walk, second), strict=True))
+    # Naming the result bakes from it, as asked.
+    assert bpy.ops.stride.bake_transition(source_action=second.name, source_time=0.5,
+                                          target_action="02_03") == {"FINISHED"}
+    assert walk.animation_data.action.name == "02_01 > 02_03 (dead).001 > 02_03 (dead)"
+
+
+def test_sync_blend_on_a_weight_curve_bakes_again(scene, stride):
+    walk = walk_and_run(scene)
+    for frame, value in ((1, 0.0), (241, 1.0)):
+        walk["stride_blend_weight"] = value
+        walk.keyframe_insert('["stride_blend_weight"]', frame=frame)
+    results = []
+    for _ in range(2):
+        assert bpy.ops.stride.bake_sync_blend(action_b="02_03", weight_mode="CURVE",
+                                              duration=2.0) == {"FINISHED"}
+        results.append(stride.bridge.action_to_clip(walk, walk.animation_data.action))
+    assert_same_motion(results[1], results[0])
+
+
+def test_baking_in_nla_tweak_mode_reports_and_leaves_nothing(scene, stride):
+    walk = walk_and_run(scene)
+    track = walk.animation_data.nla_tracks.new()
+    track.strips.new("walk", 1, bpy.data.actions["02_01"])
+    walk.animation_data.action = None
+    walk.animation_data.use_tweak_mode = True
+    actions = set(bpy.data.actions)
+    with pytest.raises(RuntimeError, match="tweak mode") as exc:
+        bpy.ops.stride.bake_transition(source_action="02_01", source_time=0.5, target_action="02_03")
+    assert "Traceback" not in str(exc.value)
+    with pytest.raises(RuntimeError, match="tweak mode"):
+        bpy.ops.stride.bake_nla_track()
+    assert set(bpy.data.actions) == actions
+
+
+def test_cli_refuses_a_scale_that_is_not_positive(scene, stride, tmp_path, capsys):
+    for scale in ("0", "-1", "nan"):
+        out = tmp_path / f"s{scale}.blend"
+        assert stride.cli.main(["import", str(cmu_path("09_01")), "--scale", scale, "--out", str(out)]) == 1
+        assert "scale must be a positive number" in capsys.readouterr().err
+        assert not out.exists()
+
+
+def test_cli_names_what_is_wrong_with_its_arguments(scene, stride, tmp_path, capsys):
+    walk = str(cmu_path("02_01"))
+    assert stride.cli.main(["sequence", walk, walk, "--out", str(tmp_path / "s.bvh")]) == 1
+    assert "expected FILE@START:END" in capsys.readouterr().err
+    assert stride.cli.main(["import", walk, "--out", str(tmp_path / "t.txt")]) == 1
+    assert "not a .blend file name" in capsys.readouterr().err
+    assert not (tmp_path / "t.txt").exists()
+
+
+def test_export_writes_through_a_symlink_and_refuses_a_read_only_file(scene, stride, tmp_path):
+    bpy.ops.stride.import_bvh(filepath=str(cmu_path("09_01")))
+    real = tmp_path / "real.bvh"
+    real.write_text("old")
+    link = tmp_path / "link.bvh"
+    link.symlink_to(real)
+    assert bpy.ops.stride.export_bvh(filepath=str(link)) == {"FINISHED"}
+    assert link.is_symlink() and real.read_text().startswith("HIERARCHY")
+    real.chmod(0o444)
+    with pytest.raises(RuntimeError, match="read-only"):
+        bpy.ops.stride.export_bvh(filepath=str(real))
+    with pytest.raises(RuntimeError, match="does not exist"):
+        bpy.ops.stride.export_bvh(filepath=str(tmp_path / "missing" / "a.bvh"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.bvh", "real.bvh"]
