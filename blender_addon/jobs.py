@@ -6,7 +6,7 @@ Every function raises `JobError` (or a subclass of ValueError) with a message me
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -260,6 +260,10 @@ def transition_clip(src: Clip, dst: Clip, source_time: float, target_time: float
     return transition.crossfade(src, dst, source_time, target_time, blend_time, mask=weights)
 
 
+def _second_half(progress: Callable[[float], None] | None) -> Callable[[float], None] | None:
+    return None if progress is None else (lambda fraction: progress(0.5 + 0.5 * fraction))
+
+
 BAKED_FROM = "stride_baked_from"  # on a baked action: the name of the action it was baked from
 
 
@@ -272,13 +276,17 @@ def resolve_source(obj: Any, name: str = "") -> Any:
     return bpy.data.actions[origin] if origin and origin in bpy.data.actions else action
 
 
-def write_result(obj: Any, clip: Clip, name: str, timing: bridge.Timing, source: Any = None) -> Any:
+def write_result(obj: Any, clip: Clip, name: str, timing: bridge.Timing, source: Any = None,
+                 progress: Callable[[float], None] | None = None) -> Any:
     """A new action on `obj` holding `clip` (made active), its events as markers with exact times;
-    `source`: the action it was baked from."""
+    `source`: the action it was baked from. `progress`: told a bake's progress, the maths done;
+    writing keys is its second half."""
     from .markers import replace_track
 
+    if progress is not None:
+        progress(0.5)
     action = bridge.clip_to_action(clip, obj, name, frame_start=timing.start, action_fps=timing.fps,
-                                   assign=True)
+                                   assign=True, progress=_second_half(progress))
     if source is not None:
         action[BAKED_FROM] = source.name
     for track, times in clip.events.items():
@@ -289,7 +297,8 @@ def write_result(obj: Any, clip: Clip, name: str, timing: bridge.Timing, source:
 
 def bake_transition(obj: Any, source_action: str, source_time: float, target_action: str,
                     target_time: float, blend_time: float = 0.25, method: str = "DEAD",
-                    halflife_mode: str = "AUTO", halflife: float = 0.3, mask: str = "") -> tuple[Any, Clip]:
+                    halflife_mode: str = "AUTO", halflife: float = 0.3, mask: str = "",
+                    progress: Callable[[float], None] | None = None) -> tuple[Any, Clip]:
     """A new action: `source_action` until `source_time`, then a transition into `target_action`
     from `target_time` (seconds in each action's own time). Sources are never modified."""
     if not target_action:
@@ -307,7 +316,7 @@ def bake_transition(obj: Any, source_action: str, source_time: float, target_act
     out = transition_clip(src, dst, source_time, target_time, blend_time, method, halflife_mode, halflife,
                           mask)
     name = f"{src_action.name} > {dst_action.name} ({method.lower()})"
-    return write_result(obj, out, name, bridge.action_timing(obj, src_action), src_action), out
+    return write_result(obj, out, name, bridge.action_timing(obj, src_action), src_action, progress), out
 
 
 def nla_items(obj: Any, track: str = "",
@@ -377,8 +386,8 @@ def nla_items(obj: Any, track: str = "",
     return items, blends, float(strips[0].frame_start), nla.name
 
 
-def bake_nla_track(obj: Any, track: str = "", blend_time: float = 0.25,
-                   method: str = "DEAD") -> tuple[Any, Clip]:
+def bake_nla_track(obj: Any, track: str = "", blend_time: float = 0.25, method: str = "DEAD",
+                   progress: Callable[[float], None] | None = None) -> tuple[Any, Clip]:
     """One new action from an NLA track's strips, with transitions where strips meet."""
     from .core import transition
 
@@ -388,7 +397,7 @@ def bake_nla_track(obj: Any, track: str = "", blend_time: float = 0.25,
         raise JobError(f"method must be one of {', '.join(TRANSITION_METHODS)}, not {method!r}")
     out = transition.sequence(items, blends, method_key)
     name = f"{track_name} baked ({method.lower()})"
-    return write_result(obj, out, name, bridge.Timing(start, bridge.scene_fps())), out
+    return write_result(obj, out, name, bridge.Timing(start, bridge.scene_fps()), progress=progress), out
 
 
 # -- synchronized blends --------------------------------------------------------------------------
@@ -441,7 +450,8 @@ def bake_sync_blend(obj: Any, action_a: str = "", action_b: str = "", weight: fl
                     weight_mode: str = "CONSTANT", speed_mps: float = 1.5, duration: float = 4.0,
                     mode: str = "LINEAR", frames_a: tuple[int, int] = (0, 0),
                     frames_b: tuple[int, int] = (0, 0), in_place: bool = False, cyclic: bool = True,
-                    mask: str = "", duration_unit: str = "SECONDS") -> tuple[Any, Clip, float | None]:
+                    mask: str = "", duration_unit: str = "SECONDS",
+                    progress: Callable[[float], None] | None = None) -> tuple[Any, Clip, float | None]:
     """A new action blending two cycles in phase: (action, clip, weight used when constant)."""
     from .core import root, sync
 
@@ -477,7 +487,8 @@ def bake_sync_blend(obj: Any, action_a: str = "", action_b: str = "", weight: fl
         out = root.in_place(out)
     act_b = bridge.resolve_action(obj, action_b)[0]
     name = f"{act_a.name} + {act_b.name} sync ({mode.lower()})"
-    action = write_result(obj, out, name, bridge.Timing(float(scene.frame_start), out.fps), act_a)
+    action = write_result(obj, out, name, bridge.Timing(float(scene.frame_start), out.fps), act_a,
+                          progress)
     if cyclic and out.loop:
         slot = compat.action_slot(action, obj)
         for fc in compat.fcurves(action, slot):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -68,19 +70,16 @@ class STRIDE_OT_import_bvh(bpy.types.Operator, ImportHelper):
         if not paths:
             self.report({"ERROR"}, "Choose a .bvh file to import")
             return {"CANCELLED"}
-        wm = context.window_manager
-        wm.progress_begin(0, 100)
         try:
-            done, failed = jobs.import_files(
-                context, paths, progress=lambda f: wm.progress_update(int(100 * f)),
-                axis_forward=self.axis_forward, axis_up=self.axis_up, global_scale=self.global_scale,
-                rotate_mode=self.rotate_mode, frame_start=self.frame_start,
-                use_fps_scale=self.use_fps_scale, scale_preset=self.scale_preset)
+            with _progress(context) as step:
+                done, failed = jobs.import_files(
+                    context, paths, progress=step, axis_forward=self.axis_forward, axis_up=self.axis_up,
+                    global_scale=self.global_scale, rotate_mode=self.rotate_mode,
+                    frame_start=self.frame_start, use_fps_scale=self.use_fps_scale,
+                    scale_preset=self.scale_preset)
         except jobs.USER_ERRORS as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
-        finally:
-            wm.progress_end()
         for message in failed:
             self.report({"WARNING"} if done else {"ERROR"}, message)
         if not done:
@@ -125,6 +124,17 @@ class STRIDE_OT_export_bvh(bpy.types.Operator, ExportHelper):  # type: ignore[mi
             return {"CANCELLED"}
         self.report({"INFO"}, f"Exported {clip.n_frames} frames of {clip.name!r} to {self.filepath}")
         return {"FINISHED"}
+
+
+@contextmanager
+def _progress(context: Any) -> Iterator[Callable[[float], None]]:
+    """The window manager's progress bar for a long job: yields the job's progress callback."""
+    wm = context.window_manager
+    wm.progress_begin(0, 100)
+    try:
+        yield lambda fraction: wm.progress_update(int(100 * fraction))
+    finally:
+        wm.progress_end()
 
 
 class _ActionOperator:
@@ -241,9 +251,11 @@ class STRIDE_OT_bake_transition(bpy.types.Operator, _ActionOperator):
 
     def execute(self, context: Any) -> set[str]:  # type: ignore[override]
         try:
-            action, clip = jobs.bake_transition(
-                self.target(context), self.source_action, self.source_time, self.target_action,
-                self.target_time, self.blend_time, self.method, self.halflife_mode, self.halflife, self.mask)
+            with _progress(context) as step:
+                action, clip = jobs.bake_transition(
+                    self.target(context), self.source_action, self.source_time, self.target_action,
+                    self.target_time, self.blend_time, self.method, self.halflife_mode, self.halflife,
+                    self.mask, progress=step)
         except jobs.USER_ERRORS as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
@@ -266,7 +278,9 @@ class STRIDE_OT_bake_nla_track(bpy.types.Operator, _ActionOperator):
 
     def execute(self, context: Any) -> set[str]:  # type: ignore[override]
         try:
-            action, clip = jobs.bake_nla_track(self.target(context), self.track, self.blend_time, self.method)
+            with _progress(context) as step:
+                action, clip = jobs.bake_nla_track(self.target(context), self.track, self.blend_time,
+                                                   self.method, progress=step)
         except jobs.USER_ERRORS as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
@@ -317,10 +331,11 @@ class STRIDE_OT_bake_sync_blend(bpy.types.Operator, _ActionOperator):
 
     def execute(self, context: Any) -> set[str]:  # type: ignore[override]
         try:
-            action, clip, used = jobs.bake_sync_blend(
-                self.target(context), self.action_a, self.action_b, self.weight, self.weight_mode,
-                self.speed_mps, self.duration, self.mode, tuple(self.frames_a), tuple(self.frames_b),
-                self.in_place, self.cyclic, self.mask, self.duration_unit)
+            with _progress(context) as step:
+                action, clip, used = jobs.bake_sync_blend(
+                    self.target(context), self.action_a, self.action_b, self.weight, self.weight_mode,
+                    self.speed_mps, self.duration, self.mode, tuple(self.frames_a), tuple(self.frames_b),
+                    self.in_place, self.cyclic, self.mask, self.duration_unit, progress=step)
         except jobs.USER_ERRORS as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}

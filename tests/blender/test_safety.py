@@ -4,6 +4,8 @@ like afterwards, and what the report says."""
 
 from __future__ import annotations
 
+import itertools
+
 import bpy
 import numpy as np
 import pytest
@@ -86,3 +88,14 @@ def test_export_writes_through_a_symlink_and_refuses_a_read_only_file(scene, str
     with pytest.raises(RuntimeError, match="does not exist"):
         bpy.ops.stride.export_bvh(filepath=str(tmp_path / "missing" / "a.bvh"))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.bvh", "real.bvh"]
+
+
+def test_bakes_report_progress_while_writing_keys(scene, stride):
+    walk = walk_and_run(scene)
+    jobs = stride.jobs
+    for bake in (lambda step: jobs.bake_transition(walk, "", 0.5, "02_03", 0.0, progress=step),
+                 lambda step: jobs.bake_sync_blend(walk, "02_01", "02_03", duration=1.0, progress=step)):
+        seen: list[float] = []
+        bake(seen.append)
+        assert seen[0] == 0.5 and 0.9 < seen[-1] <= 1.0 and len(seen) > 10
+        assert all(b >= a for a, b in itertools.pairwise(seen))
