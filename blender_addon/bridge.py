@@ -161,8 +161,10 @@ def action_to_clip(obj: Any, action: Any = None, *, axis_forward: str = "-Z", ax
     keys = dict(zip(keyed, compat.read_keys_many(list(keyed.values())), strict=True))
     frames, aligned = _key_frames(list(keys.values()))
     T, J = len(frames), len(names)
-    pose_rot = np.empty((T, J, 4))
-    pose_loc = np.empty((T, J, 3))
+    # [T, J, n] views of channel-major storage: each curve's values land contiguously, and the
+    # pose conversion's product reads them as they lie.
+    pose_rot = np.empty((J, 4, T)).transpose(2, 0, 1)
+    pose_loc = np.empty((J, 3, T)).transpose(2, 0, 1)
     has_loc = np.zeros(J, dtype=bool)
     for j, name in enumerate(names):
         pb = obj.pose.bones[name]
@@ -183,7 +185,7 @@ def action_to_clip(obj: Any, action: Any = None, *, axis_forward: str = "-Z", ax
         _channel(curves, keys, loc_path, tuple(pb.location), frames, aligned, out=pose_loc[:, j])
     # Quaternion keys need not be unit (hand-edited curves); the other modes' already are, and
     # renormalizing every joint at once is cheaper than picking them out.
-    pose_rot = quat.normalize(pose_rot)
+    quat.normalize(pose_rot, out=pose_rot)
     rotations = armature.pose_to_local(rest, pose_rot, conversion)
     offsets = rel_heads / scale
     positions = np.repeat(offsets[None], T, axis=0)

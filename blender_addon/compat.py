@@ -144,22 +144,25 @@ def _modes(n: int, interpolation: str) -> np.ndarray:
 
 def read_keys(fc: Any) -> np.ndarray:
     """[n, 2] (frame, value) of an F-curve's keys, float64."""
-    kp = fc.keyframe_points
-    co = np.empty(len(kp) * 2, dtype=np.float32)
-    kp.foreach_get("co", co)
-    return co.reshape(-1, 2).astype(np.float64)
+    return _read_co(fc).astype(np.float64)
 
 
 def read_keys_many(curves: Sequence[Any]) -> list[np.ndarray]:
-    """`read_keys` of each curve; curves with as many keys as each other (a baked or imported
-    action's) read into one buffer and convert at once."""
+    """[n, 2] (frame, value) of each curve's keys as Blender stores them (float32); curves with as
+    many keys as each other (a baked or imported action's) read into one buffer."""
     counts = {len(fc.keyframe_points) for fc in curves}
     if len(counts) != 1:
-        return [read_keys(fc) for fc in curves]
+        return [_read_co(fc) for fc in curves]
     co = np.empty((len(curves), 2 * counts.pop()), dtype=np.float32)
     for fc, row in zip(curves, co, strict=True):
         fc.keyframe_points.foreach_get("co", row)
-    return list(co.astype(np.float64).reshape(len(curves), -1, 2))
+    return list(co.reshape(len(curves), -1, 2))
+
+
+def _read_co(fc: Any) -> np.ndarray:
+    co = np.empty(2 * len(fc.keyframe_points), dtype=np.float32)
+    fc.keyframe_points.foreach_get("co", co)
+    return co.reshape(-1, 2)
 
 
 def remove_fcurves(bag: Any, curves: Iterable[Any]) -> None:
