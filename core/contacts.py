@@ -2,7 +2,7 @@
 
 A foot is a few tracked points: by default the leg chain's last two joints (ankle, toe) and the
 toe's End Site. Per analysed frame the foot has a speed, that of its slowest point (m/s, central
-differences over +-1/60 s, then a median filter of `window` frames), and a height, that of its
+differences over +-1/60 s, then a median filter over about 1/24 s), and a height, that of its
 lowest point above a local floor: the running minimum of all feet over `floor_seconds`, since
 real floors are not level (subject 02's rises 5-8 cm along the CMU walkway).
 
@@ -38,6 +38,7 @@ from .clip import Clip
 
 # Central differences reach this far each side: two frames at 120 fps, past one frame's jitter.
 _SPEED_SECONDS = 1.0 / 60.0
+_MEDIAN_SECONDS = 1.0 / 24.0  # the speed's median filter: 5 frames at 120 fps
 # The slopes compared to find a knee each span this long: six frames at 120 fps. Set on the
 # hand-labelled takes, where 5 to 7 frames find every touchdown (tests/data/footsteps/README.md).
 _KNEE_SECONDS = 0.05
@@ -66,7 +67,7 @@ def default_feet(clip: Clip) -> dict[str, list[int]]:
 
 def contacts(clip: Clip, *, feet: FootSpec | None = None, speed_mps: float = 0.15,
              floor: str | float | None = "local", min_duration: float = 0.05,
-             frames: tuple[int, int | None] | None = None, window: int = 5, exit_mps: float = 1.0,
+             frames: tuple[int, int | None] | None = None, window: int | None = None, exit_mps: float = 1.0,
              height_m: float = 0.15, floor_seconds: float = 1.0) -> dict[str, np.ndarray]:
     """{foot: bool [T]}: the frames where each foot is planted (False outside the analysed range).
 
@@ -84,7 +85,9 @@ def contacts(clip: Clip, *, feet: FootSpec | None = None, speed_mps: float = 0.1
     frames: (first, stop) frames analysed, stop excluded (stop None: to the end). Default
         (clip.motion_start, None), leaving out a converter T-pose. A looping clip analysed whole
         wraps from its last frame to frame 0, moved on by the root's travel over the cycle.
-    window: odd length in frames of the median filter on the speed (1: none).
+    window: odd length in frames of the median filter on the speed (1: none). Default: the odd
+        count nearest 1/24 s (5 frames at 120 fps, 3 at 60, none at 30 and below), so that the
+        filter spans the same time at any frame rate.
     """
     found = _detect(clip, feet=feet, speed_mps=speed_mps, floor=floor, min_duration=min_duration,
                    frames=frames, window=window, exit_mps=exit_mps, height_m=height_m,
@@ -95,7 +98,7 @@ def contacts(clip: Clip, *, feet: FootSpec | None = None, speed_mps: float = 0.1
 def footsteps(clip: Clip, *, lifts: bool = False, feet: FootSpec | None = None,
               speed_mps: float = 0.15, floor: str | float | None = "local",
               min_duration: float = 0.05, frames: tuple[int, int | None] | None = None,
-              window: int = 5, exit_mps: float = 1.0, height_m: float = 0.15,
+              window: int | None = None, exit_mps: float = 1.0, height_m: float = 0.15,
               floor_seconds: float = 1.0) -> dict[str, np.ndarray]:
     """{"FootDown_L": times, "FootDown_R": times}: touchdowns in seconds (frame / fps), sorted,
     sub-frame; with lifts=True also "FootUp_L" and "FootUp_R". Keys follow the names of `feet`.
@@ -163,8 +166,8 @@ def phase(clip: Clip, steps: Mapping[str, Any], ref_foot: str = "L") -> np.ndarr
 
 
 def _detect(clip: Clip, *, feet: FootSpec | None, speed_mps: float, floor: str | float | None,
-            min_duration: float, frames: tuple[int, int | None] | None, window: int, exit_mps: float,
-            height_m: float, floor_seconds: float) -> dict[str, _Detection]:
+            min_duration: float, frames: tuple[int, int | None] | None, window: int | None,
+            exit_mps: float, height_m: float, floor_seconds: float) -> dict[str, _Detection]:
     """{foot: _Detection}: what contacts() and footsteps() report, onsets and lifts in frames."""
     speed_mps = _positive(speed_mps, "speed_mps")
     exit_mps = _positive(exit_mps, "exit_mps")
@@ -175,6 +178,8 @@ def _detect(clip: Clip, *, feet: FootSpec | None, speed_mps: float, floor: str |
     min_duration = float(min_duration)
     if not (min_duration >= 0.0 and math.isfinite(min_duration)):
         raise ValueError(f"min_duration must be >= 0 seconds, not {min_duration}")
+    if window is None:
+        window = 2 * int(clip.fps * _MEDIAN_SECONDS // 2) + 1
     if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1 or window % 2 == 0:
         raise ValueError(f"window must be an odd number of frames >= 1, not {window!r}")
     fixed_floor = None

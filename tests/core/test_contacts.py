@@ -421,7 +421,18 @@ def test_contacts_and_footsteps_share_their_defaults():
     assert shared <= set(b)
     assert {k: a[k].default for k in shared} == {k: b[k].default for k in shared}
     assert a["speed_mps"].default == 0.15 and a["min_duration"].default == 0.05
-    assert a["floor"].default == "local" and a["window"].default % 2 == 1
+    assert a["floor"].default == "local" and a["window"].default is None
+
+
+@pytest.mark.parametrize("step, window", [(1, 5), (2, 3), (4, 1), (5, 1)])
+def test_the_speed_filter_spans_the_same_time_at_any_frame_rate(step, window, cmu_clips):
+    # 5 frames at 120 fps is 1/24 s; a fixed 5 frames would span 1/6 s at 30 fps and swallow
+    # touchdowns (7 of the 23 labelled ones at 30 fps; 4 with the filter at 1/24 s).
+    clip = cmu_clips("02_01")[::step]
+    assert clip.fps == 120 / step
+    got, want = footsteps(clip), footsteps(clip, window=window)
+    assert got.keys() == want.keys()
+    assert all(np.array_equal(got[k], want[k]) for k in got)
 
 
 def test_short_contacts_are_dropped_and_short_gaps_filled():
