@@ -182,7 +182,7 @@ def _events(args: argparse.Namespace) -> int:
         raise jobs.JobError(f"{source.name} has no armature with an action")
     for obj in armatures:
         action, counts = jobs.detect_footsteps(obj, None, args.speed)
-        _, written = jobs.write_event_curves(obj, None, args.window, args.sigma)
+        _, written = jobs.write_event_curves(obj, None, args.window, args.sigma, speed_mps=args.speed)
         steps = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
         print(f"stride: {obj.name} / {action.name}: {steps}; curves {', '.join(written)}")
     jobs.save_blend(args.out)

@@ -6,6 +6,7 @@ Every function raises `JobError` (or a subclass of ValueError) with a message me
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -98,7 +99,6 @@ def save_blend(path: str | Path) -> None:
 
 # -- events ---------------------------------------------------------------------------------------
 
-CURVE_PREFIXES = ('["stride_event_', '["stride_phase"]', '["stride_contact_', '["stride_tag_')
 CURVE_GROUP = "Stride Events"
 
 
@@ -135,10 +135,16 @@ def detect_footsteps(obj: Any, action: str | None = None, speed_mps: float = 0.1
     return act, counts
 
 
+WRITTEN_CURVES = "stride_curves"  # on an action: the properties Write Event Curves keyed there
+
+
 def write_event_curves(obj: Any, action: str | None = None, window: float = 0.5,
-                       sigma: float = 1 / 120, tracks: str = "ALL") -> tuple[Any, list[str]]:
+                       sigma: float = 1 / 120, tracks: str = "ALL",
+                       speed_mps: float = 0.15) -> tuple[Any, list[str]]:
     """Event-encoding, phase, contact and tag F-curves on the armature's custom properties, in the
-    action's own slot: (action, property names written). Replaces only Stride's own curves."""
+    action's own slot: (action, property names written). Replaces only Stride's own curves: the
+    ones it wrote before and the ones it writes now. `speed_mps`: contacts' and footsteps' foot
+    speed, as for detect_footsteps."""
     from .core import contacts, events
     from .markers import tracks as marker_tracks
 
@@ -161,13 +167,13 @@ def write_event_curves(obj: Any, action: str | None = None, window: float = 0.5,
     notes: list[str] = []
     try:
         if len(steps) < 2:
-            steps = contacts.footsteps(clip)
+            steps = contacts.footsteps(clip, speed_mps=speed_mps)
         angle = contacts.phase(clip, steps)
         curves["stride_phase"] = ([np.sin(angle), np.cos(angle)], "LINEAR")
     except ValueError as exc:
         notes.append(f"no phase curve ({exc})")
     try:
-        for foot, planted in contacts.contacts(clip).items():
+        for foot, planted in contacts.contacts(clip, speed_mps=speed_mps).items():
             curves[f"stride_contact_{foot}"] = ([planted.astype(np.float64)], "CONSTANT")
     except ValueError as exc:
         notes.append(f"no contact curves ({exc})")
@@ -177,13 +183,29 @@ def write_event_curves(obj: Any, action: str | None = None, window: float = 0.5,
         raise JobError(f"action {act.name!r} has no event markers, footsteps or tags to encode: run "
                        "Detect Footsteps or add pose markers first")
     bag = compat.channelbag(act, slot, create=True)
-    compat.remove_fcurves(bag, [fc for fc in bag.fcurves if fc.data_path.startswith(CURVE_PREFIXES)])
+    # Curves keyed by hand under the same prefixes (a network's predictions) stay.
+    ours = {_property_path(p) for p in [*act.get(WRITTEN_CURVES, []), *curves]}
+    compat.remove_fcurves(bag, [fc for fc in bag.fcurves if fc.data_path in ours])
     for prop, (values, interpolation) in curves.items():
         obj[prop] = [0.0] * len(values) if len(values) > 1 else 0.0
         for index, v in enumerate(values):
-            fc = compat.new_fcurve(bag, f'["{prop}"]', index, group=CURVE_GROUP)
+            fc = compat.new_fcurve(bag, _property_path(prop), index, group=CURVE_GROUP)
             compat.write_keys(fc, frames, v, interpolation)
+    act[WRITTEN_CURVES] = sorted(curves)
     return act, sorted(curves) + notes
+
+
+def _property_path(prop: str) -> str:
+    """The F-curve path of a custom property (names from markers may hold quotes)."""
+    return f'["{bpy.utils.escape_identifier(prop)}"]'
+
+
+def _property_name(path: str, prefix: str) -> str | None:
+    """The part after `prefix` of the custom property a path `["..."]` names, else None."""
+    if not (path.startswith('["') and path.endswith('"]')):
+        return None
+    name = re.sub(r"\\(.)", r"\1", path[2:-2])
+    return name[len(prefix):] if name.startswith(prefix) else None
 
 
 def detect_events_from_curves(obj: Any, action: str | None = None, window: float = 0.5,
@@ -194,11 +216,11 @@ def detect_events_from_curves(obj: Any, action: str | None = None, window: float
 
     act, slot = bridge.resolve_action(obj, action or None)
     timing = bridge.action_timing(obj, act)
-    start = f'["{prefix}'
     pairs: dict[str, dict[int, Any]] = {}
     for fc in compat.fcurves(act, slot):
-        if fc.data_path.startswith(start) and fc.data_path.endswith('"]'):
-            pairs.setdefault(fc.data_path[len(start):-2], {})[fc.array_index] = fc
+        track = _property_name(fc.data_path, prefix)
+        if track:
+            pairs.setdefault(track, {})[fc.array_index] = fc
     complete = {track: p for track, p in pairs.items() if 0 in p and 1 in p}
     if not complete:
         raise JobError(f"action {act.name!r} has no {prefix}<track> curves (index 0 sin, 1 cos) to "

@@ -180,11 +180,14 @@ class STRIDE_OT_write_event_curves(bpy.types.Operator, _ActionOperator):
     window: FloatProperty(name="Window", default=0.5, min=0.001, max=60.0)  # type: ignore[valid-type]
     sigma: FloatProperty(name="Smoothing", default=1 / 120, min=0.0, max=1.0, precision=4)  # type: ignore[valid-type]
     tracks: StringProperty(name="Tracks", default="ALL")  # type: ignore[valid-type]
+    speed_mps: FloatProperty(  # type: ignore[valid-type]
+        name="Foot Speed", default=0.15, min=0.01, max=5.0,
+        description="Contacts: a foot is planted when it moves slower than this (m/s)")
 
     def execute(self, context: Any) -> set[str]:  # type: ignore[override]
         try:
             act, written = jobs.write_event_curves(self.target(context), self.action, self.window,
-                                                   self.sigma, self.tracks)
+                                                   self.sigma, self.tracks, self.speed_mps)
         except jobs.USER_ERRORS as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}

@@ -52,6 +52,7 @@ class VIEW3D_PT_stride_events(bpy.types.Panel):
         col.prop(settings, "tracks")
         op = col.operator("stride.write_event_curves", icon="GRAPH")
         op.window, op.sigma, op.tracks = settings.window, settings.sigma, settings.tracks
+        op.speed_mps = settings.speed_mps
         op = col.operator("stride.detect_events_from_curves", icon="MARKER")
         op.window = settings.window
 

@@ -198,3 +198,48 @@ def test_cli_export_dataset_matches_the_core_export(workers, stride, tmp_path, c
             for key in ref.files:
                 np.testing.assert_array_equal(got[key], ref[key], err_msg=key)
     assert not (out / "bad.npz").exists()
+
+
+def test_write_event_curves_keeps_curves_keyed_by_hand_under_its_prefixes(scene, stride):
+    # A network's predictions keyed as ["stride_event_Pred"] are not Stride's to replace.
+    obj = imported("02_01", scene)
+    bpy.ops.stride.detect_footsteps()
+    action = obj.animation_data.action
+    obj["stride_event_Pred"] = [0.0, 1.0]
+    obj.keyframe_insert('["stride_event_Pred"]', frame=10)
+    for _ in range(2):
+        assert bpy.ops.stride.write_event_curves() == {"FINISHED"}
+        assert curve(stride, obj, action, "stride_event_Pred", 0) is not None
+        assert curve(stride, obj, action, "stride_event_Pred", 1) is not None
+    # A track no longer written loses only the curves Stride made for it.
+    assert bpy.ops.stride.write_event_curves(tracks="FootDown_L") == {"FINISHED"}
+    assert curve(stride, obj, action, "stride_event_FootDown_R", 0) is None
+    assert curve(stride, obj, action, "stride_event_Pred", 0) is not None
+
+
+def test_event_names_with_quotes_make_curves_that_drive_and_decode(scene, stride):
+    obj = imported("02_01", scene)
+    action = obj.animation_data.action
+    for frame in (60, 180):
+        action.pose_markers.new('Say "hi"').frame = frame
+    assert bpy.ops.stride.write_event_curves(tracks='Say "hi"') == {"FINISHED"}
+    paths = [fc.data_path for fc in stride.compat.fcurves(action, stride.compat.action_slot(action, obj))]
+    path = next(p for p in paths if "Say" in p)
+    assert obj.path_resolve(path) is not None  # the curve drives the property
+    for m in [m for m in action.pose_markers if m.name == 'Say "hi"']:
+        action.pose_markers.remove(m)
+    assert bpy.ops.stride.detect_events_from_curves() == {"FINISHED"}
+    assert sorted(m.frame for m in action.pose_markers if m.name == 'Say "hi"') == [60, 180]
+
+
+def test_contact_curves_follow_the_foot_speed_setting(scene, stride):
+    obj = imported("02_01", scene)
+    action = obj.animation_data.action
+    planted = {}
+    for speed in (0.01, 0.15):  # 75 and 250 planted frames of the left foot
+        assert bpy.ops.stride.write_event_curves(speed_mps=speed) == {"FINISHED"}
+        keys = stride.compat.read_keys(curve(stride, obj, action, "stride_contact_L", 0))
+        planted[speed] = keys[:, 1]
+        want = contacts.contacts(bvh.load(cmu_path("02_01")), speed_mps=speed)["L"]
+        np.testing.assert_array_equal(keys[:, 1], want.astype(float))
+    assert planted[0.15].sum() > planted[0.01].sum()  # a stricter speed plants fewer frames
