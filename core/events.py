@@ -45,7 +45,8 @@ _SNAP = 1e-9
 
 
 class EventWarning(UserWarning):
-    """Events closer than two frames were merged: one frame step cannot hold two of them."""
+    """Events closer than two frames were merged (one frame step cannot hold two of them), or
+    smoothing blends events too close for it."""
 
 
 # -- encoding -------------------------------------------------------------------------------------
@@ -72,7 +73,9 @@ def encode(times: Any, event_times: Any, window: float, sigma: float = 0.0,
     the signed distance around the loop.
 
     Events closer than 2 dt (dt: the largest time step) merge into the first of each run, with an
-    EventWarning: a falling crossing needs two samples. `window` must be at least 2 dt.
+    EventWarning: a falling crossing needs two samples. With smoothing, events closer than
+    2 (4 sigma + dt) get an EventWarning too: the kernel blends the jump between them into the
+    samples that locate the later one. `window` must be at least 2 dt.
     """
     t = _times(times, "times")
     window = _positive(window, "window")
@@ -86,6 +89,8 @@ def encode(times: Any, event_times: Any, window: float, sigma: float = 0.0,
     if N == 0:
         return np.zeros(0), np.zeros(0)
     reach = _TRUNCATE * sigma
+    if sigma > 0.0:
+        _warn_blurred(events, dt, reach, period)
     if period is not None and events.size:
         # The loop's events copied over every period the times (and the kernel's reach) touch,
         # and one more each side, so the times stay sorted: the nearest event is in the copies.
@@ -95,6 +100,21 @@ def encode(times: Any, event_times: Any, window: float, sigma: float = 0.0,
     if sigma == 0.0 or events.size == 0:
         return _phasor(d, window)
     return _smoothed_phasor(t, d, events, window, sigma)
+
+
+def _warn_blurred(events: np.ndarray, dt: float | None, reach: float, period: float | None) -> None:
+    """Warn where smoothing reaches from the jump between two events to the samples that locate
+    the later one (its half gap within reach + dt): their crossings may merge or move."""
+    if dt is None or events.size < 2 - (period is not None):
+        return
+    gaps = np.diff(events, append=events[0] + period) if period is not None else np.diff(events)
+    close = gaps < 2.0 * (reach + dt)
+    if close.any():
+        first = np.roll(events, -1)[:gaps.size][close][0] % (period or np.inf)
+        warnings.warn(f"{int(close.sum())} events closer than 2 (4 sigma + dt) = {2.0 * (reach + dt):g} s "
+                      f"to the previous one, the first at {first:g} s: smoothing blends their encodings, "
+                      "so they may decode merged or moved (smooth less, or keep events further apart)",
+                      EventWarning, stacklevel=3)
 
 
 def decode(sin: Any, cos: Any, window: float) -> np.ndarray:
@@ -196,13 +216,16 @@ def _phasor(d: np.ndarray, window: float) -> tuple[np.ndarray, np.ndarray]:
 def _signed_distance(t: np.ndarray, events: np.ndarray) -> np.ndarray:
     """[N] nearest event time minus t (+inf without events), for increasing t and sorted events.
 
-    Sample t belongs to event j+1 from the midpoint m_j = (e_j + e_j+1) / 2 on: a tie is exact in
-    floating point (t == m_j only when e_j + e_j+1 = 2 t exactly) and goes to the upcoming event.
+    Sample t belongs to event j+1 from the midpoint m_j = (e_j + e_j+1) / 2 on, a tie going to the
+    upcoming event. A tie within a few ulp counts: events two frames apart put a sample on their
+    midpoint, and whether k / fps lands an ulp either side of it must not decide whether the
+    second event decodes (from that sample on, d falls to it; otherwise d rises and it is lost).
     """
     if events.size == 0:
         return np.full(t.shape, np.inf)
+    mid = 0.5 * (events[:-1] + events[1:])
     # One run of samples per event: a search per event, not per sample.
-    starts = np.searchsorted(t, 0.5 * (events[:-1] + events[1:]), side="left")
+    starts = np.searchsorted(t, mid - 8.0 * np.spacing(np.abs(mid)), side="left")
     nearest = np.repeat(events, np.diff(starts, prepend=0, append=t.size))
     return np.subtract(nearest, t, out=nearest)
 

@@ -160,6 +160,7 @@ SMOOTH_CASES = [
 ]
 
 
+@pytest.mark.filterwarnings("ignore:.*smoothing blends:core.events.EventWarning")  # close on purpose
 @pytest.mark.parametrize("event_times, window, sigma, fps", SMOOTH_CASES)
 def test_smoothing_is_the_continuous_track_convolved_with_a_truncated_gaussian(event_times, window, sigma,
                                                                               fps):
@@ -170,6 +171,7 @@ def test_smoothing_is_the_continuous_track_convolved_with_a_truncated_gaussian(e
     assert np.abs(cos - want[1]).max() <= 1e-9
 
 
+@pytest.mark.filterwarnings("ignore:.*smoothing blends:core.events.EventWarning")  # close on purpose
 def test_smoothing_equals_the_extended_grid_gaussian_filter_in_the_fine_sampling_limit():
     # The recipe: sample d on the grid extended by the kernel radius (no events beyond
     # those given), filter, crop. On a grid 400x finer than the clip's it converges to encode
@@ -220,6 +222,7 @@ def test_smoothed_track_far_from_events_stays_exactly_0_minus_1():
 # -- frame rates ----------------------------------------------------------------------------------
 
 
+@pytest.mark.filterwarnings("ignore:.*smoothing blends:core.events.EventWarning")  # close on purpose
 @pytest.mark.parametrize("sigma", [0.0, SIGMA, 0.02, 0.1])
 @pytest.mark.parametrize("window", [WINDOW, 3.0])
 def test_same_events_at_20_and_40_fps_agree_at_common_times(sigma, window):
@@ -392,6 +395,7 @@ def test_window_shorter_than_two_frames_is_an_error():
 # -- loops ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.filterwarnings("ignore:.*smoothing blends:core.events.EventWarning")  # close on purpose
 @pytest.mark.parametrize("sigma", [0.0, SIGMA, 0.2])
 def test_a_loop_is_the_same_as_its_events_repeated_every_period(sigma):
     period = 1.1
@@ -496,3 +500,25 @@ def test_markers_pair_into_tag_ranges():
 def test_unmatched_markers_name_the_tag_and_time(markers, message):
     with pytest.raises(ValueError, match=message):
         events.from_markers(markers)
+
+
+@pytest.mark.parametrize("fps", [24.0, 30.0, 30000 / 1001, 60.0, 120.0])
+def test_events_two_frames_apart_both_decode_wherever_they_fall(fps):
+    # The sample between them sits on their midpoint, up to an ulp of k / fps either side; it
+    # must go to the later event whichever side it lands, or that event is lost.
+    t = np.arange(int(2 * fps)) / fps
+    for k in range(1, t.size - 3):
+        want = t[[k, k + 2]]
+        sin, cos = events.encode(t, want, WINDOW, 0.0)
+        np.testing.assert_allclose(events.detect(t, sin, cos, WINDOW), want, atol=1e-9, err_msg=str(k))
+
+
+def test_smoothing_warns_where_it_blends_close_events():
+    t = np.arange(240) / 120
+    with pytest.warns(events.EventWarning, match="smoothing blends"):
+        sin, cos = events.encode(t, [1.0, 1.025], 0.5, 1 / 120)
+    assert events.detect(t, sin, cos, 0.5).size < 2  # what the warning is about
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sin, cos = events.encode(t, [1.0, 1.1], 0.5, 1 / 120)  # 12 frames apart: clear of it
+    np.testing.assert_allclose(events.detect(t, sin, cos, 0.5), [1.0, 1.1], atol=1e-9)
