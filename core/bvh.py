@@ -37,9 +37,14 @@ _BINARY = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # Every byte _BINARY does not match: deleting these (bytes.translate) leaves only junk, a scan
 # ~8x faster than the regex search, which then runs only to find where the junk is.
 _TEXT_BYTES = bytes(b for b in range(256) if not _BINARY.match(bytes([b])))
+# Deeper joints are indented no further: tabs per level would grow a deep chain's text with the
+# square of its depth (10k levels: 250 MB), and no reader counts them.
+_MAX_INDENT = 32
 _MOTION_LINE = re.compile(rb"^[ \t]*motion[ \t]*$", re.IGNORECASE | re.MULTILINE)
-_FRAMES = re.compile(r"^frames\s*:\s*(\S*)\s*$", re.IGNORECASE)
-_FRAME_TIME = re.compile(r"^frame\s*time\s*:\s*(\S*)\s*$", re.IGNORECASE)
+# Possessive quantifiers: a stray token after a long run of spaces must not make the match
+# backtrack through every split of the run (quadratic: 4 s on a 40 KB line).
+_FRAMES = re.compile(r"^frames\s*+:\s*+(\S*+)\s*+$", re.IGNORECASE)
+_FRAME_TIME = re.compile(r"^frame\s*+time\s*+:\s*+(\S*+)\s*+$", re.IGNORECASE)
 
 
 class BVHError(ValueError):
@@ -374,6 +379,7 @@ def _parse_motion(text: _Text, motion_line: int, joints: list[_Joint],
     n_channels = sum(len(c) for c in channels)
     if n_channels == 0:
         # No values to count, so each frame is a (blank) line: the file's size bounds the clip.
+        _check_blank_rows(text, first, path)
         values = np.zeros((min(declared, text.count(first)), 0))
     else:
         values = _motion_values(text, first, n_channels, path)
@@ -390,6 +396,15 @@ def _parse_motion(text: _Text, motion_line: int, joints: list[_Joint],
         warnings.warn(f"{path}, line {row_line}: {message}; loading all of them", BVHWarning,
                       stacklevel=4)
     return _build_clip(joints, ends, channels, values, frame_time)
+
+
+def _check_blank_rows(text: _Text, first: int, path: str) -> None:
+    """Without channels every frame line is blank: anything else is not this file's motion."""
+    lines = text.all_lines()
+    for k in range(first, len(lines)):
+        if lines[k].strip():
+            raise BVHError(f"frame line has {len(lines[k].split())} values; the CHANNELS declare 0",
+                           path, k + 1)
 
 
 def _motion_values(text: _Text, first: int, n_channels: int, path: str) -> np.ndarray:
@@ -556,7 +571,8 @@ def _blender_names(raw: list[str]) -> list[str]:
     """Bone names as Blender's importer makes them: cut to 63 UTF-8 bytes, repeats get .001."""
     names: list[str] = []
     taken: set[str] = set()
-    # Per base, the first suffix not yet known taken: 10k joints of one name stay linear.
+    # Per stem (the base as cut to make room for a suffix), the first suffix not yet known taken:
+    # 10k joints of one name, or of long names sharing a stem, stay linear.
     next_k: dict[str, int] = {}
     for name in raw:
         name = _cut_bytes(name, _MAX_NAME_BYTES)
@@ -565,7 +581,8 @@ def _blender_names(raw: list[str]) -> list[str]:
             m = re.match(r"^(.*)\.(\d{3,})$", name)
             if m:
                 base = m.group(1)
-            k = next_k.get(base, 1)
+            stem = _cut_bytes(base, _MAX_NAME_BYTES - 4)
+            k = next_k.get(stem, 1)
             while True:
                 suffix = f".{k:03d}"
                 candidate = _cut_bytes(base, _MAX_NAME_BYTES - len(suffix)) + suffix
@@ -573,7 +590,7 @@ def _blender_names(raw: list[str]) -> list[str]:
                     name = candidate
                     break
                 k += 1
-            next_k[base] = k + 1
+            next_k[stem] = k + 1
         taken.add(name)
         names.append(name)
     return names
@@ -604,6 +621,8 @@ def dumps(clip: Clip) -> str:
                          ("rotations", clip.rotations), ("positions", clip.positions)):
         if not np.isfinite(values).all():
             raise ValueError(f"the clip's {what} hold NaN or infinite numbers, which BVH cannot carry")
+    if not math.isfinite(1.0 / clip.fps):
+        raise ValueError(f"the clip's rate {clip.fps:g} fps makes a Frame Time BVH cannot carry")
     layouts = [_save_layout(clip, j) for j in range(J)]
     order = _depth_first(clip.parents)
     columns: list[np.ndarray] = []
@@ -621,7 +640,7 @@ def dumps(clip: Clip) -> str:
     stack: list[tuple[str, int, int]] = [("open", j, 0) for j in reversed(order) if clip.parents[j] < 0]
     while stack:
         action, j, depth = stack.pop()
-        tab = "\t" * depth
+        tab = "\t" * min(depth, _MAX_INDENT)
         if action == "close":
             out.append(f"{tab}}}")
             continue

@@ -590,6 +590,61 @@ def test_10k_joints_of_one_name_are_numbered_in_linear_time():
     assert clip.names[-1] == "Bone.9999" and len(set(clip.names)) == 10_001
 
 
+def test_long_names_sharing_a_stem_are_numbered_in_linear_time_and_as_before():
+    # 63-byte names, each twice: every repeat is cut to the same 59-byte stem for its suffix.
+    def names(count: int) -> list[str]:
+        return [f"{'x' * 59}{k:04d}" for k in range(count) for _ in range(2)]
+
+    def take(raw: list[str]) -> str:
+        lines = ["HIERARCHY", "ROOT Hips", "{", "OFFSET 0 0 0"]
+        lines += [f"JOINT {n}\n{{\nOFFSET 0 1 0\n}}" for n in raw]
+        return "\n".join([*lines, "}", "MOTION", "Frames: 1", "Frame Time: 0.1", ""])
+
+    start = time.perf_counter()
+    clip = bvh.loads(take(names(4000)))
+    assert time.perf_counter() - start < 2.0
+    assert len(set(clip.names)) == clip.n_joints == 8001
+    # The lowest free suffix, found the slow way: the same names.
+    taken: set[str] = {"Hips"}
+    want = ["Hips"]
+    for name in names(40):
+        k = 1
+        while name in taken:
+            name = f"{'x' * 59}.{k:03d}"
+            k += 1
+        taken.add(name)
+        want.append(name)
+    assert bvh.loads(take(names(40))).names == want
+
+
+@pytest.mark.parametrize("line", ["Frames:{spaces}3 4", "Frame Time:{spaces}0.1{spaces}x"])
+def test_a_stray_token_after_long_spaces_fails_fast(line: str):
+    text = ("HIERARCHY\nROOT A\n{\nOFFSET 0 0 0\n}\nMOTION\nFrames: 1\nFrame Time: 0.1\n"
+            .replace("Frames: 1" if line.startswith("Frames") else "Frame Time: 0.1",
+                     line.format(spaces=" " * 40_000)))
+    start = time.perf_counter()
+    with pytest.raises(BVHError) as info:
+        bvh.loads(text)
+    assert time.perf_counter() - start < 0.5
+    assert info.value.line == (7 if line.startswith("Frames") else 8)
+
+
+def test_a_skeleton_without_channels_refuses_values_in_its_frames():
+    text = "HIERARCHY\nROOT A\n{\nOFFSET 0 0 0\n}\nMOTION\nFrames: 1\nFrame Time: 0.1\n1 2 3\nhello world\n"
+    with pytest.raises(BVHError, match="3 values; the CHANNELS declare 0") as info:
+        bvh.loads(text)
+    assert info.value.line == 9
+
+
+def test_a_deep_chain_saves_in_linear_space_and_loads_back():
+    clip = bvh.loads(deep(10_000))
+    text = bvh.dumps(clip)
+    assert len(text) < 3_000_000  # about 200 bytes a joint (tabs per level made 250 MB)
+    back = bvh.loads(text)
+    assert back.parents.tolist() == clip.parents.tolist()
+    np.testing.assert_array_equal(back.offsets, clip.offsets)
+
+
 # -- fuzz ---------------------------------------------------------------------------------------
 
 FUZZ_SEED = 1234
