@@ -53,9 +53,15 @@ class BVHError(ValueError):
     def __init__(self, message: str, path: str = "<string>", line: int | None = None) -> None:
         self.path = path
         self.line = line
-        self.reason = message
+        # A report, not a dump: a megabyte token stays out of the message (and the UI it reaches).
+        self.reason = message if len(message) <= _MAX_REASON else message[:_MAX_REASON - 3] + "..."
         where = f"{path}, line {line}" if line is not None else path
-        super().__init__(f"{where}: {message}")
+        # A file name that is not valid UTF-8 (os.fsdecode's lone surrogates) must still print.
+        where = where.encode("utf-8", "backslashreplace").decode("utf-8")
+        super().__init__(f"{where}: {self.reason}")
+
+
+_MAX_REASON = 300
 
 
 class BVHWarning(UserWarning):

@@ -790,3 +790,13 @@ def test_fuzzed_real_files_raise_nothing_but_bvherror():
     assert ran >= FUZZ_MIN_CASES, f"only {ran} cases in {FUZZ_BUDGET_S} s"
     # Both outcomes must be common, or the mutations test only one side of the parser.
     assert 0.05 * ran < loaded < 0.95 * ran, f"{loaded} of {ran} loaded"
+
+
+def test_messages_stay_short_and_printable():
+    with pytest.raises(BVHError) as info:
+        bvh.loads("HIERARCHY\nROOT A\n{\n" + "X" * 1_000_000 + " 1 2 3\n}\n")
+    assert info.value.line == 4 and len(str(info.value)) < 400
+    with pytest.raises(BVHError) as info:
+        bvh.loads("HIERARCHY\n", source="take_\udcff.bvh")  # os.fsdecode of a Latin-1 name
+    str(info.value).encode("utf-8")  # prints without UnicodeEncodeError
+    assert "take_" in str(info.value)
