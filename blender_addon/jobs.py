@@ -428,8 +428,9 @@ SYNC_MODES = ("LINEAR", "HARMONIC", "LEADER")
 WEIGHT_PROPERTY = "stride_blend_weight"
 
 
-def _cycle(obj: Any, action: str, frames: tuple[int, int]) -> Clip:
-    """One clean loop of an action: between footstep markers, or the action frames given."""
+def _cycle(obj: Any, action: str, frames: tuple[int, int], straighten: bool = False) -> Clip:
+    """One clean loop of an action: between footstep markers, or the action frames given;
+    `straighten`: without the cycle's turn (see sync.loop_cycle)."""
     from .core import sync
 
     act, _ = bridge.resolve_action(obj, action or None)
@@ -443,7 +444,7 @@ def _cycle(obj: Any, action: str, frames: tuple[int, int]) -> Clip:
             raise JobError(f"frames {frames[0]}-{frames[1]} are not a cycle inside {act.name!r} "
                            f"(frames {timing.start:g}-{float(timing.frame(clip.duration)):g})")
     try:
-        return sync.loop_cycle(clip, span)
+        return sync.loop_cycle(clip, span, straighten=straighten)
     except ValueError as exc:
         raise JobError(f"{act.name!r}: {exc}. Run Detect Footsteps on it, or give its cycle's "
                        "frames") from None
@@ -484,9 +485,14 @@ def bake_sync_blend(obj: Any, action_a: str = "", action_b: str = "", weight: fl
     if duration_unit == "CYCLES" and weight_mode == "CURVE":
         raise JobError("a duration in cycles needs one weight: use a Constant or Speed weight, or "
                        "give the duration in seconds")
+    # One loop: whole blended cycles at one weight, from straightened cycles so that the heading
+    # closes too. Blended cycles are rarely whole frames long, so such a bake is sampled on a grid
+    # that closes exactly (its last key is its first, one loop on) and keyed at the scene's rate;
+    # Blender's Cycles modifier then repeats it seamlessly.
+    loops = bool(cyclic and duration_unit == "CYCLES" and duration >= 1 and float(duration).is_integer())
     act_a = resolve_source(obj, action_a)
-    a = _cycle(obj, act_a.name, frames_a)
-    b = _cycle(obj, action_b, frames_b)
+    a = _cycle(obj, act_a.name, frames_a, straighten=loops)
+    b = _cycle(obj, action_b, frames_b, straighten=loops)
     a.check_compatible(b)
     core_mode = mode.lower()
     scene = bridge._scene()
@@ -501,18 +507,23 @@ def bake_sync_blend(obj: Any, action_a: str = "", action_b: str = "", weight: fl
         w = _weight_curve(obj, act_a, float(scene.frame_start), bridge.scene_fps(scene), duration)
     else:
         used = w = float(weight)
+    fps = None
     if duration_unit == "CYCLES":
         assert used is not None  # refused above for a weight curve
         duration = duration * sync.cycle_length(a, b, used, core_mode)
-    out = sync.sync_blend(a, b, w, duration, mode=core_mode, mask=joint_mask(a, mask))
+        if loops:
+            fps = max(1, round(duration * a.fps)) / duration
+    out = sync.sync_blend(a, b, w, duration, mode=core_mode, fps=fps, mask=joint_mask(a, mask))
     if in_place:
         out = root.in_place(out)
     act_b = bridge.resolve_action(obj, action_b)[0]
     name = f"{act_a.name} + {act_b.name} sync ({mode.lower()})"
-    action = write_result(obj, out, name, bridge.Timing(float(scene.frame_start), out.fps), act_a,
-                          progress)
-    if cyclic and out.loop:
-        slot = compat.action_slot(action, obj)
-        for fc in compat.fcurves(action, slot):
-            fc.modifiers.new("CYCLES")
+    timing = bridge.Timing(float(scene.frame_start), bridge.scene_fps(scene) if loops else out.fps)
+    action = write_result(obj, out, name, timing, act_a, progress)
+    if loops:
+        for fc in compat.fcurves(action, compat.action_slot(action, obj)):
+            cycles = fc.modifiers.new("CYCLES")
+            if fc.data_path.endswith(".location"):
+                # The character travels on each loop instead of jumping back to the start.
+                cycles.mode_before = cycles.mode_after = "REPEAT_OFFSET"
     return action, out, used

@@ -130,8 +130,24 @@ def test_duration_in_cycles_bakes_whole_blended_cycles_and_loops(scene, stride):
     assert bpy.ops.stride.bake_sync_blend(action_b="02_03", weight=0.5, duration=2,
                                           duration_unit="CYCLES") == {"FINISHED"}
     a, b = cycles()
-    length = sync.cycle_length(a, b, 0.5)
-    got = stride.bridge.action_to_clip(walk, walk.animation_data.action)
-    assert abs(got.duration - 2 * length) <= 1 / 120
+    length = sync.cycle_length(a, b, 0.5)  # 112.5 frames: not a whole number
+    action = walk.animation_data.action
+    got = stride.bridge.action_to_clip(walk, action)
+    assert abs(got.duration - 2 * length) <= 1e-6
+    # The loop closes: the last key's pose is the first's, the root one loop further on at the
+    # speed it had; Cycles modifiers repeat it, the root's with offset.
+    rot = got.rotations
+    assert np.abs(np.abs(np.einsum("ji,ji->j", rot[0], rot[-1])) - 1.0).max() < 1e-6
+    root = got.positions[:, got.root]
+    step = np.linalg.norm(root[1] - root[0])
+    assert abs(np.linalg.norm(root[-1] - root[-2]) - step) < 0.05 * step
+    for fc in curves(stride, walk, action):
+        (cycles_mod,) = [m for m in fc.modifiers if m.type == "CYCLES"]
+        want = "REPEAT_OFFSET" if fc.data_path.endswith(".location") else "REPEAT"
+        assert cycles_mod.mode_before == cycles_mod.mode_after == want, fc.data_path
+    # Seconds, or cycles with cyclic off: no modifiers.
+    for kwargs in ({"duration": 2.0}, {"duration": 2, "duration_unit": "CYCLES", "cyclic": False}):
+        assert bpy.ops.stride.bake_sync_blend(action_b="02_03", weight=0.5, **kwargs) == {"FINISHED"}
+        assert not any(fc.modifiers for fc in curves(stride, walk, walk.animation_data.action))
     with pytest.raises(RuntimeError, match="a duration in cycles needs one weight"):
         bpy.ops.stride.bake_sync_blend(action_b="02_03", weight_mode="CURVE", duration_unit="CYCLES")
