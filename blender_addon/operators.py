@@ -329,7 +329,8 @@ class STRIDE_OT_bake_sync_blend(bpy.types.Operator, _ActionOperator):
     in_place: BoolProperty(name="In Place", default=False,  # type: ignore[valid-type]
                            description="Strip the root's travel (the character stays at the origin)")
     cyclic: BoolProperty(name="Cyclic", default=True,  # type: ignore[valid-type]
-                         description="Add a Cycles modifier when the result is one loop")
+                         description="A duration of whole cycles bakes one closed loop with "
+                                     "Cycles modifiers")
     mask: StringProperty(name="Mask", description="LOWER_BODY, UPPER_BODY, FINGERS or joint names")  # type: ignore[valid-type]
 
     def execute(self, context: Any) -> set[str]:  # type: ignore[override]
