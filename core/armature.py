@@ -102,7 +102,7 @@ def to_blender_euler(q: np.ndarray, mode: str, axis: int = 0) -> np.ndarray:
     ordered = np.moveaxis(quat.to_euler(q, order), axis, 0)
     other = ordered + np.array([np.pi, 0.0, np.pi])
     other[..., 1] = np.pi - ordered[..., 1]
-    other = (other + np.pi) % (2 * np.pi) - np.pi
+    other = _wrapped(other)
     # The first frame takes the solution nearer zero (as Blender's importer, which starts from a
     # zero Euler). After that, the other solution of a frame is nearer the previous frame exactly
     # when the solution in use switches, so each frame's choice is the parity of the switches
@@ -117,9 +117,14 @@ def to_blender_euler(q: np.ndarray, mode: str, axis: int = 0) -> np.ndarray:
     return np.moveaxis(xyz, 0, axis)
 
 
+def _wrapped(angles: np.ndarray) -> np.ndarray:
+    """Angles wrapped into [-pi, pi)."""
+    return (angles + np.pi) % (2 * np.pi) - np.pi
+
+
 def _wrapped_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Sum over the last axis of |a - b|, each difference wrapped into [-pi, pi)."""
-    return np.abs((a - b + np.pi) % (2 * np.pi) - np.pi).sum(axis=-1)
+    return np.abs(_wrapped(a - b)).sum(axis=-1)
 
 
 def from_blender_axis_angle(values: np.ndarray) -> np.ndarray:

@@ -384,8 +384,9 @@ def _parse_motion(text: _Text, motion_line: int, joints: list[_Joint],
     channels = [j.channels or () for j in joints]
     n_channels = sum(len(c) for c in channels)
     if n_channels == 0:
-        # No values to count, so each frame is a (blank) line: the file's size bounds the clip.
-        _check_blank_rows(text, first, path)
+        # No values to count, so each frame is a (blank) line: the file's size bounds the clip,
+        # and any other line holds values the CHANNELS do not declare.
+        _diagnose_motion(text.all_lines()[first:], first, 0, path)
         values = np.zeros((min(declared, text.count(first)), 0))
     else:
         values = _motion_values(text, first, n_channels, path)
@@ -402,15 +403,6 @@ def _parse_motion(text: _Text, motion_line: int, joints: list[_Joint],
         warnings.warn(f"{path}, line {row_line}: {message}; loading all of them", BVHWarning,
                       stacklevel=4)
     return _build_clip(joints, ends, channels, values, frame_time)
-
-
-def _check_blank_rows(text: _Text, first: int, path: str) -> None:
-    """Without channels every frame line is blank: anything else is not this file's motion."""
-    lines = text.all_lines()
-    for k in range(first, len(lines)):
-        if lines[k].strip():
-            raise BVHError(f"frame line has {len(lines[k].split())} values; the CHANNELS declare 0",
-                           path, k + 1)
 
 
 def _motion_values(text: _Text, first: int, n_channels: int, path: str) -> np.ndarray:
