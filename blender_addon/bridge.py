@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import bpy
@@ -311,6 +312,15 @@ def _stored_events(action: Any) -> dict[str, list[float]]:
     if not stored:
         return {}
     return {str(k): [float(t) for t in v] for k, v in stored.items()}
+
+
+def progress_after(progress: Callable[[float], None] | None,
+                   done: float) -> Callable[[float], None] | None:
+    """Report `done` of a job; the callback its last part reports through (0..1 to done..1)."""
+    if progress is None:
+        return None
+    progress(done)
+    return lambda fraction: progress(done + (1.0 - done) * fraction)
 
 
 def check_rest(obj: Any, clip: Clip, axis_forward: str = "-Z", axis_up: str = "Y",

@@ -62,23 +62,17 @@ def import_bvh(context: Any, filepath: str | Path, *, axis_forward: str = "-Z", 
             bridge.check_bones(obj, clip)
             bridge.check_rest(obj, clip, axis_forward, axis_up, scale)
         context.view_layer.update()  # a never-evaluated pose can crash action assignment (4.5-5.2)
+        # Parsing the text, which reports nothing, is about a third of an import.
         action = bridge.clip_to_action(clip, obj, name, frame_start=frame_start, action_fps=action_fps,
                                        axis_forward=axis_forward, axis_up=axis_up, global_scale=scale,
                                        assign=True, interpolation="BEZIER",
-                                       progress=None if progress is None else _after_parse(progress))
+                                       progress=bridge.progress_after(progress, 1 / 3))
         created.append(action)
     except BaseException:
         for block in reversed(created):
             _remove(block)
         raise
     return obj, action
-
-
-def _after_parse(progress: Callable[[float], None]) -> Callable[[float], None]:
-    """Key writing's progress as the last two thirds of the import's (parsing the text, which
-    reports none, takes about a third)."""
-    progress(1 / 3)
-    return lambda fraction: progress(1 / 3 + 2 / 3 * fraction)
 
 
 def _settings(clip: Clip, scale: float, axis_forward: str, axis_up: str, action_fps: float) -> dict:

@@ -282,10 +282,6 @@ def transition_clip(src: Clip, dst: Clip, source_time: float, target_time: float
     return transition.crossfade(src, dst, source_time, target_time, blend_time, mask=weights)
 
 
-def _second_half(progress: Callable[[float], None] | None) -> Callable[[float], None] | None:
-    return None if progress is None else (lambda fraction: progress(0.5 + 0.5 * fraction))
-
-
 BAKED_FROM = "stride_baked_from"  # on a baked action: the name of the action it was baked from
 
 
@@ -305,10 +301,8 @@ def write_result(obj: Any, clip: Clip, name: str, timing: bridge.Timing, source:
     writing keys is its second half."""
     from .markers import replace_track
 
-    if progress is not None:
-        progress(0.5)
     action = bridge.clip_to_action(clip, obj, name, frame_start=timing.start, action_fps=timing.fps,
-                                   assign=True, progress=_second_half(progress))
+                                   assign=True, progress=bridge.progress_after(progress, 0.5))
     if source is not None:
         action[BAKED_FROM] = source.name
     for track, times in clip.events.items():
@@ -456,7 +450,7 @@ def _weight_curve(obj: Any, action: Any, start: float, rate: float,
     it is keyed while A plays) over the bake."""
     curve = None
     for fc in compat.fcurves(action, compat.action_slot(action, obj)):
-        if fc.data_path == f'["{WEIGHT_PROPERTY}"]':
+        if fc.data_path == _property_path(WEIGHT_PROPERTY):
             curve = fc
     if curve is None or not len(curve.keyframe_points):
         if WEIGHT_PROPERTY not in obj.keys():
