@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import quat, skeleton, units
+from . import quat
+
+if TYPE_CHECKING:
+    from .body import Body
 
 POSITION_CHANNELS = ("Xposition", "Yposition", "Zposition")
 ROTATION_CHANNELS = ("Xrotation", "Yrotation", "Zrotation")
@@ -27,6 +30,11 @@ DEFAULT_JOINT_CHANNELS = ("Zrotation", "Xrotation", "Yrotation")
 COMMON_FPS = (24.0, 25.0, 30.0, 48.0, 50.0, 60.0, 72.0, 90.0, 100.0, 120.0, 125.0, 144.0, 150.0,
               180.0, 200.0, 240.0, 250.0, 300.0, 360.0, 480.0, 500.0, 960.0, 1000.0,
               23.976, 29.97, 59.94, 119.88)
+
+
+# Constructor arguments the body map is read from: a copy that changes one reads its own.
+_BODY_INPUTS = ("names", "parents", "offsets", "end_parents", "end_offsets", "root", "up", "forward",
+                "meters_per_unit")
 
 
 class SkeletonMismatch(ValueError):
@@ -69,6 +77,7 @@ class Clip:
         forward: Sequence[float] | np.ndarray | None = None,
         meters_per_unit: float | None = None,
         motion_start: int | None = None,
+        body: Body | None = None,
     ) -> None:
         self.names = list(names)
         J = len(self.names)
@@ -104,6 +113,7 @@ class Clip:
         self._forward = None if forward is None else _unit(forward)
         self._meters_per_unit = meters_per_unit
         self._motion_start = motion_start
+        self._body = body
 
     # -- sizes and time ---------------------------------------------------------------------
     @property
@@ -144,42 +154,68 @@ class Clip:
     @root.setter
     def root(self, value: int) -> None:
         self._root = int(value)
+        self._body = None
+
+    @property
+    def body(self) -> Body:
+        """The body map (legs, feet, pelvis, spine, head, arms, static joints, up, facing, unit),
+        read from names, the hierarchy and the animated pose on first use; settable, e.g. to
+        `body.find(clip, feet={"L": "LeftFoot", "R": "RightFoot"})`."""
+        if self._body is None:
+            from .body import find
+
+            self._body = find(self)
+        return self._body
+
+    @body.setter
+    def body(self, value: Body) -> None:
+        self._body = value
 
     @property
     def up(self) -> np.ndarray:
-        """Unit up vector in clip space (default +Y, as BVH files are written)."""
-        return np.array([0.0, 1.0, 0.0]) if self._up is None else self._up.copy()
+        """Unit up vector in clip space: set, else from the animated pose (the body map: ankles
+        to pelvis and head, snapped to a file axis), else +Y as BVH files are written."""
+        if self._up is not None:
+            return self._up.copy()
+        return self.body.up.copy()
 
     @up.setter
     def up(self, value: Sequence[float] | np.ndarray) -> None:
         self._up = _unit(value)
+        self._body = None
 
     @property
     def forward(self) -> np.ndarray:
-        """Unit horizontal facing of the rest pose: perpendicular to the left->right hip line."""
-        if self._forward is None:
-            self._forward = self._find_forward()
-        return self._forward.copy()
+        """Unit facing in the motion root's own frame: the root's world rotation turns it into the
+        performer's facing at each frame (see `core.body`). Set, else from the hip line over the
+        take, its sign from the toes."""
+        if self._forward is not None:
+            return self._forward.copy()
+        return self.body.forward.copy()
 
     @forward.setter
     def forward(self, value: Sequence[float] | np.ndarray) -> None:
         self._forward = _unit(value)
+        self._body = None
 
     @property
     def height(self) -> float:
-        """Skeleton height in file units: bone lengths from toe tip to head top (see skeleton.height)."""
-        return skeleton.height(self.parents, self.offsets, self.end_parents, self.end_offsets, self.up)
+        """Standing height in file units: bone lengths from a sole to the head's top (the body
+        map's; the rest pose's tips when no legs are found)."""
+        return self.body.height
 
     @property
     def meters_per_unit(self) -> float:
-        """Meters per file unit, guessed from skeleton height unless set."""
+        """Meters per file unit: set, else the known unit that makes the standing height a
+        person's (units.guess_meters_per_unit)."""
         if self._meters_per_unit is None:
-            self._meters_per_unit = units.guess_meters_per_unit(self.height)
+            return self.body.meters_per_unit
         return self._meters_per_unit
 
     @meters_per_unit.setter
     def meters_per_unit(self, value: float) -> None:
         self._meters_per_unit = float(value)
+        self._body = None
 
     @property
     def motion_start(self) -> int:
@@ -194,8 +230,11 @@ class Clip:
         self._motion_start = int(value)
 
     def legs(self) -> tuple[list[int], list[int]] | None:
-        """(left, right) leg chains below the motion root, hip side first, toes last."""
-        return skeleton.legs(self.names, self.parents, self.offsets, self.up, self.root)
+        """(left, right) leg chains, hip first, toes last (the body map's); None without legs."""
+        legs = self.body.legs
+        if not legs:
+            return None
+        return list(legs["L"]), list(legs["R"])
 
     def _find_root(self) -> int:
         if self.n_frames == 0 or self.n_joints == 0:
@@ -205,22 +244,6 @@ class Clip:
             if np.any(self.positions[:, j] != self.positions[:1, j]):
                 return j
         return has_pos[0] if has_pos else 0
-
-    def _find_forward(self) -> np.ndarray:
-        up = self.up
-        legs = self.legs()
-        if legs is not None:
-            across = skeleton.hip_line(self.parents, self.offsets, *legs)
-            fwd = np.cross(up, across)
-            fwd -= up * (fwd @ up)
-            if np.linalg.norm(fwd) > 1e-9 * max(self.height, 1e-300):
-                return fwd / np.linalg.norm(fwd)
-        # No legs to go by: the horizontal axis nearest +Z (BVH's customary facing), else +X.
-        for axis in ([0.0, 0.0, 1.0], [1.0, 0.0, 0.0]):
-            fwd = np.array(axis) - up * (np.array(axis) @ up)
-            if np.linalg.norm(fwd) > 1e-6:
-                return fwd / np.linalg.norm(fwd)
-        raise AssertionError("unreachable: two axes cannot both be parallel to up")
 
     def _find_motion_start(self) -> int:
         if self.n_frames < 3:
@@ -253,7 +276,12 @@ class Clip:
             "end_offsets": self.end_offsets, "events": self.events, "loop": self.loop,
             "name": self.name, "root": self._root, "up": self._up, "forward": self._forward,
             "meters_per_unit": self._meters_per_unit, "motion_start": self._motion_start,
+            "body": self._body,
         }
+        # The body map belongs to the skeleton and its facts: kept unless they change.
+        if "body" not in changes and self._body is not None and any(
+                k in changes and not self._same(k, changes[k]) for k in _BODY_INPUTS):
+            args["body"] = None
         unknown = set(changes) - set(args)
         if unknown:
             raise TypeError(f"Clip has no argument {sorted(unknown)[0]!r}")
@@ -269,13 +297,26 @@ class Clip:
         args.update(changes)
         return Clip(**args)
 
+    def _same(self, key: str, value: Any) -> bool:
+        """Whether a constructor argument equals this clip's own (as read, for the facts)."""
+        if value is None:
+            return getattr(self, "_" + key) is None
+        if key == "names":
+            return list(value) == self.names
+        if key == "root":
+            return int(value) == self.root
+        if key == "meters_per_unit":
+            return float(value) == self.meters_per_unit
+        mine = getattr(self, key)
+        return bool(np.array_equal(np.asarray(value, dtype=np.float64), mine))
+
     def with_frames(self, rotations: np.ndarray, positions: np.ndarray) -> Clip:
         """This clip's skeleton and facts (root, up, forward, unit) with other frames `[n, J, 4]`,
         `[n, J, 3]`, sharing the arrays given (views stay views, unlike `replace`); no events."""
         return Clip(self.names, self.parents, self.offsets, rotations, positions, self.fps,
                     channels=self.channels, end_parents=self.end_parents, end_offsets=self.end_offsets,
                     root=self.root, up=self.up, forward=self.forward, meters_per_unit=self.meters_per_unit,
-                    motion_start=0)
+                    motion_start=0, body=self._body)
 
     def copy(self) -> Clip:
         return self.replace()

@@ -34,6 +34,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from . import body, skeleton
 from .clip import Clip
 
 # Central differences reach this far each side: two frames at 120 fps, past one frame's jitter.
@@ -45,7 +46,7 @@ _KNEE_SECONDS = 0.05
 # A foot this fast is swinging: a touchdown is searched after the last such frame.
 _SWING_MPS = 2.0
 
-FootSpec = Mapping[str, Sequence[str | int]]
+FootSpec = Mapping[str, str | int | Sequence[str | int]]
 
 
 class _Detection(NamedTuple):
@@ -57,12 +58,12 @@ class _Detection(NamedTuple):
 
 
 def default_feet(clip: Clip) -> dict[str, list[int]]:
-    """{'L': [ankle, toe], 'R': [ankle, toe]}: the last two joints of each leg chain found from
-    the hierarchy (clip.legs(); names only break ties). ValueError without two legs."""
-    legs = clip.legs()
-    if legs is None or min(len(leg) for leg in legs) < 2:
-        raise ValueError("no two leg chains below the root: pass feet={name: [ankle, toe]}")
-    return {"L": list(legs[0][-2:]), "R": list(legs[1][-2:])}
+    """{'L': [ankle, ...joints below], 'R': [...]}: the feet of the body map (`clip.body`).
+    ValueError saying what was tried when it found no legs."""
+    body = clip.body
+    if not body.feet:
+        raise ValueError(f"no legs found: {body.problem}")
+    return {side: list(joints) for side, joints in body.feet.items()}
 
 
 def contacts(clip: Clip, *, feet: FootSpec | None = None, speed_mps: float = 0.15,
@@ -71,9 +72,10 @@ def contacts(clip: Clip, *, feet: FootSpec | None = None, speed_mps: float = 0.1
              height_m: float = 0.15, floor_seconds: float = 1.0) -> dict[str, np.ndarray]:
     """{foot: bool [T]}: the frames where each foot is planted (False outside the analysed range).
 
-    feet: None for the skeleton's own legs, keys 'L' and 'R' (default_feet); or {name: [joint,
-        ...]} by joint name or index, e.g. {'L': ['LeftFoot', 'LeftToeBase']}. Each foot is
-        tracked at its joints and at the End Sites of its last joint.
+    feet: None for the body map's feet, keys 'L' and 'R' (default_feet); {name: ankle} by joint
+        name or index, e.g. {'L': 'LeftFoot', 'R': 'RightFoot'} (the ankle and every joint below
+        it); or {name: [joint, ...]}, exactly those joints. Each foot is tracked at its joints and
+        at their End Sites.
     speed_mps: a contact gets this slow at least once (m/s).
     exit_mps: a contact lasts while the foot stays slower than this (m/s); the lift is where the
         speed crosses it.
@@ -348,25 +350,21 @@ def _foot_points(clip: Clip, feet: FootSpec | None) -> dict[str, tuple[list[int]
     else:
         if not isinstance(feet, Mapping) or not feet:
             raise ValueError("feet must map foot names to joints, e.g. {'L': ['LeftFoot', 'LeftToeBase']}")
-        chosen = {}
-        for name, joints in feet.items():
-            if isinstance(joints, (str, int, np.integer)):
-                joints = [joints]
-            idx = []
-            for j in joints:
-                if isinstance(j, str):
-                    if j not in clip.names:
-                        raise ValueError(f"foot {name!r}: no joint named {j!r}")
-                    idx.append(clip.names.index(j))
-                elif isinstance(j, (int, np.integer)) and not isinstance(j, bool) and 0 <= j < clip.n_joints:
-                    idx.append(int(j))
-                else:
-                    raise ValueError(f"foot {name!r}: {j!r} is not a joint of the clip")
-            if not idx:
-                raise ValueError(f"foot {name!r} has no joints")
-            chosen[str(name)] = idx
-    return {name: (joints, [int(e) for e in np.flatnonzero(clip.end_parents == joints[-1])])
+        chosen = {str(name): foot_joints(clip, joints, f"foot {name!r}") for name, joints in feet.items()}
+    return {name: (joints, [int(e) for e in np.flatnonzero(np.isin(clip.end_parents, joints))])
             for name, joints in chosen.items()}
+
+
+def foot_joints(clip: Clip, joints: str | int | Sequence[str | int], what: str = "foot") -> list[int]:
+    """Joint indices of a foot: an ankle (name or index) and every joint below it, or a list of
+    joints taken as given."""
+    if isinstance(joints, (str, int, np.integer)):
+        ankle = body.joint_index(clip, joints, what)
+        return [int(j) for j in np.flatnonzero(skeleton.descendants(clip.parents, ankle))]
+    idx = [body.joint_index(clip, j, what) for j in joints]
+    if not idx:
+        raise ValueError(f"{what} has no joints")
+    return idx
 
 
 def _speed(p: np.ndarray, span: int, fps: float, loop: bool, travel: np.ndarray) -> np.ndarray:

@@ -142,15 +142,13 @@ def peak_angular_acceleration(clip: Clip, frames: tuple[int, int] | None = None,
 
 
 def foot_points(clip: Clip) -> dict[str, tuple[list[int], list[int]]]:
-    """{'L': (joints, End Sites), 'R': ...}: each leg chain's last two joints (ankle, toe) and the
-    toe's End Sites, the points a foot stands on (the naming of `contacts.contacts`)."""
-    legs = clip.legs()
-    if legs is None or min(len(leg) for leg in legs) < 2:
-        raise ValueError("no two leg chains below the root: pass feet={name: [joint, ...]}")
-    out = {}
-    for name, leg in zip("LR", legs, strict=True):
-        out[name] = (list(leg[-2:]), [int(e) for e in np.flatnonzero(clip.end_parents == leg[-1])])
-    return out
+    """{'L': (joints, End Sites), 'R': ...}: each foot of the body map (ankle and every joint
+    below it) and their End Sites, the points a foot stands on (as `contacts.contacts` tracks)."""
+    feet = clip.body.feet
+    if not feet:
+        raise ValueError(f"no legs found: {clip.body.problem}")
+    return {name: (list(joints), [int(e) for e in np.flatnonzero(np.isin(clip.end_parents, joints))])
+            for name, joints in feet.items()}
 
 
 def foot_sliding(clip: Clip, contacts: Mapping[str, np.ndarray] | None = None, *,

@@ -1,7 +1,10 @@
 """Root motion: heading on the floor, the character frame, and trajectory + residual.
 
-Heading is the yaw, about `up`, that turns the rest pose's facing (`clip.forward`) onto the root's
-current facing projected on the floor. Angles are radians, counter-clockwise seen from above.
+Heading is the angle, about `up`, of the performer's facing on the floor: the root's world rotation
+applied to `clip.forward` (the facing in the root's own frame), projected on the floor, measured
+from the floor axes that `up` alone gives (`floor_axes(up)`: +Z for a Y-up clip), so a root whose
+rest frame is not upright still gives a steady heading. Angles are radians, counter-clockwise
+seen from above.
 
 Root motion splits into a **trajectory** and a **residual**, per frame t:
 
@@ -46,26 +49,35 @@ class Residual(NamedTuple):
     rotation: np.ndarray
 
 
-def floor_axes(up: np.ndarray, forward: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+# Heading 0 on the floor: the first of these with a floor component (+Z for Y-up files, as BVH
+# performers face; -Y for Z-up, as Blender's characters face).
+_HEADING_ZERO = (np.array([0.0, 0.0, 1.0]), np.array([0.0, -1.0, 0.0]), np.array([1.0, 0.0, 0.0]))
+
+
+def floor_axes(up: npt.ArrayLike, forward: npt.ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(forward, side) unit vectors spanning the floor; side = up x forward (the performer's left
-    for a right-handed, Y-up, +Z-facing skeleton such as CMU's)."""
+    for a right-handed, Y-up, +Z-facing skeleton such as CMU's). Without `forward`, heading 0:
+    built from `up` alone, the same for every clip with that up."""
     up = np.asarray(up, dtype=np.float64)
-    fwd = np.asarray(forward, dtype=np.float64)
-    fwd = fwd - up * (fwd @ up)
+    candidates = _HEADING_ZERO if forward is None else (np.asarray(forward, dtype=np.float64),)
+    for axis in candidates:
+        fwd = axis - up * (axis @ up)
+        if np.linalg.norm(fwd) > 0.5 or forward is not None:
+            break
     fwd = fwd / np.linalg.norm(fwd)
     return fwd, np.cross(up, fwd)
 
 
 def heading(clip: Clip, world_rot: np.ndarray | None = None) -> np.ndarray:
-    """[T] root heading in radians (0 = facing the rest pose's forward), not unwrapped."""
+    """[T] root heading in radians (0 = facing `floor_axes(up)[0]`), not unwrapped."""
     rot = root_world(clip)[0] if world_rot is None else world_rot[:, clip.root]
     return _heading(rot, clip.up, clip.forward)
 
 
 def _heading(rot: np.ndarray, up: np.ndarray, forward: np.ndarray) -> np.ndarray:
-    """[...] heading of rotations [..., 4]: the yaw taking `forward` to R forward on the floor."""
+    """[...] heading of rotations [..., 4]: the angle on the floor of R forward from heading 0."""
     facing = quat.mul_vec(rot, forward)
-    fwd, side = floor_axes(up, forward)
+    fwd, side = floor_axes(up)
     return np.arctan2(facing @ side, facing @ fwd)
 
 
@@ -81,7 +93,7 @@ def yaw_quat(angle: np.ndarray, up: np.ndarray) -> np.ndarray:
 
 def character_positions(clip: Clip) -> np.ndarray:
     """[T, J, 3] world joint positions in the character frame: the root's floor projection at the
-    origin, its heading turned to the rest pose's forward. File units."""
+    origin, its heading turned to heading 0 (`floor_axes(up)[0]`). File units."""
     world_rot, world_pos = clip.fk()
     up = clip.up
     ground = world_pos[:, clip.root] - np.outer(world_pos[:, clip.root] @ up, up)

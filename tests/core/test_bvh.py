@@ -149,9 +149,9 @@ def test_cmu_skeleton_facts_come_from_the_hierarchy(name, cmu_clips):
     assert clip.root == 0 and clip.names[0] == "Hips"
     assert clip.meters_per_unit == 0.05644
     assert 1.5 <= clip.height * clip.meters_per_unit <= 2.0
-    # CMU performers face +Z in the rest pose (LeftUpLeg sits at +X); real hips are not exactly
-    # symmetric (subject 02's are 3e-6 off).
-    assert np.allclose(clip.forward, [0.0, 0.0, 1.0], atol=1e-4)
+    # CMU performers face +Z in the hips' frame (LeftUpLeg sits at +X), tilted up or down by the
+    # take's mean pelvis tilt about the hip line (real hips are a hair off symmetric).
+    assert abs(clip.forward[0]) < 1e-2 and clip.forward[2] > np.cos(np.radians(10.0))
     legs = clip.legs()
     assert legs is not None
     left, right = legs

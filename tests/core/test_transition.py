@@ -81,8 +81,10 @@ def case_clips(cmu_clips, case) -> tuple[Clip, Clip, float, float]:
 
 
 def anchored(src: Clip, dst: Clip, src_time: float, dst_time: float) -> Clip:
-    """dst moved onto src's trajectory at the switch with the blend primitives (the oracle)."""
+    """dst moved onto src's trajectory at the switch with the blend primitives (the oracle); dst's
+    heading measured as src's (its up and facing), as the transitions measure it."""
     at = root.trajectory(src)
+    dst = dst.replace(up=src.up, forward=src.forward)
     i_s, i_d = round(src_time * src.fps), round(dst_time * src.fps)
     return root.reanchor(dst, i_d, at.position[i_s], at.heading[i_s])
 

@@ -1,0 +1,194 @@
+"""The same world motion in other skeleton conventions, made in code.
+
+Each variant keeps every joint's (and End Site's) world position at every frame, changing only
+how the motion is written: rest frames, axes, units, names, extra joints. What Stride reads from
+a skeleton must not change with them (tests/core/test_body.py).
+
+A variant is returned as (clip, index) where index[j] is the variant's joint for the original's
+joint j. Variants are built fresh (no up, forward, unit or body carried over), so every fact is
+read again from the variant itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from core import quat, skeleton
+from core.clip import Clip
+
+Variant = tuple[Clip, np.ndarray]
+
+
+def fresh(clip: Clip, **changes) -> Clip:
+    """A new clip from the arrays of `clip` with nothing inferred carried over."""
+    args = dict(names=clip.names, parents=clip.parents, offsets=clip.offsets, rotations=clip.rotations,
+                positions=clip.positions, fps=clip.fps, channels=clip.channels, end_parents=clip.end_parents,
+                end_offsets=clip.end_offsets, name=clip.name, motion_start=clip.motion_start)
+    args.update(changes)
+    return Clip(**args)
+
+
+def identity(clip: Clip) -> Variant:
+    return fresh(clip), np.arange(clip.n_joints)
+
+
+# -- rest frames ---------------------------------------------------------------------------------
+
+
+def reframe(clip: Clip, frames: np.ndarray) -> Clip:
+    """Each joint's local frame turned by frames[j] [J, 4] (world rotation G becomes G Q): local
+    rotations Q_p^-1 L Q_j, offsets and translations Q_p^-1 o, End Sites Q_j^-1 e. World
+    positions are unchanged."""
+    Q = np.asarray(frames, dtype=np.float64)
+    parents = clip.parents
+    Qp = np.where((parents >= 0)[:, None], Q[np.maximum(parents, 0)], np.array([1.0, 0, 0, 0]))
+    rot = quat.mul(quat.inv_mul(Qp, clip.rotations), Q)
+    pos = quat.mul_vec(quat.inv(Qp), clip.positions)
+    offsets = quat.mul_vec(quat.inv(Qp), clip.offsets)
+    end_offsets = quat.mul_vec(quat.inv(Q[clip.end_parents]), clip.end_offsets) if len(clip.end_parents) \
+        else clip.end_offsets
+    every = [("Xposition", "Yposition", "Zposition", "Zrotation", "Xrotation", "Yrotation")] * clip.n_joints
+    return fresh(clip, rotations=rot, positions=pos, offsets=offsets, end_offsets=end_offsets, channels=every)
+
+
+def _bone_direction(clip: Clip, j: int) -> np.ndarray | None:
+    """Direction of joint j's longest child bone (or End Site), in j's own frame."""
+    kids = skeleton.children(clip.parents)[j]
+    options = [clip.offsets[c] for c in kids] + [e for p, e in zip(clip.end_parents, clip.end_offsets,
+                                                                   strict=True) if p == j]
+    if not options:
+        return None
+    v = max(options, key=lambda o: float(np.linalg.norm(o)))
+    n = float(np.linalg.norm(v))
+    return v / n if n > 0 else None
+
+
+def _aim(clip: Clip, target: Callable[[int], np.ndarray | None]) -> np.ndarray:
+    """Frames whose own axes point each joint's bone along target(j) (a unit vector or None)."""
+    Q = np.tile([1.0, 0, 0, 0], (clip.n_joints, 1))
+    for j in range(clip.n_joints):
+        d, t = _bone_direction(clip, j), target(j)
+        if d is None or t is None:
+            continue
+        # Q^-1 d = t, i.e. Q turns t onto d.
+        Q[j] = quat.between(t, d)
+    return Q
+
+
+def bones_along_x(clip: Clip) -> Variant:
+    """Every bone along its joint's local +X at rest (Bandai's layout): no standing rest pose."""
+    return reframe(clip, _aim(clip, lambda j: np.array([1.0, 0, 0]))), np.arange(clip.n_joints)
+
+
+def random_frames(clip: Clip, seed: int = 0) -> Variant:
+    Q = Rotation.random(clip.n_joints, random_state=seed).as_quat()[:, [3, 0, 1, 2]]
+    return reframe(clip, Q), np.arange(clip.n_joints)
+
+
+def arms_down(clip: Clip, arms: Sequence[int]) -> Variant:
+    """The given joints' bones pointing down (-Y) at rest, everything else along +Y."""
+    down = set(int(j) for j in arms)
+    return reframe(clip, _aim(clip, lambda j: np.array([0.0, -1.0, 0]) if j in down
+                              else np.array([0.0, 1.0, 0]))), np.arange(clip.n_joints)
+
+
+# -- axes and units --------------------------------------------------------------------------------
+
+
+def z_up(clip: Clip) -> Variant:
+    """The world turned so that the file's +Y is +Z (a Z-up file), only the top joints change."""
+    a = quat.from_matrix(np.array([[1.0, 0, 0], [0, 0, -1], [0, 1, 0]]))
+    tops = clip.parents < 0
+    rot, pos, off = clip.rotations.copy(), clip.positions.copy(), clip.offsets.copy()
+    rot[:, tops] = quat.mul(a, rot[:, tops])
+    pos[:, tops] = quat.mul_vec(a, pos[:, tops])
+    off[tops] = quat.mul_vec(a, off[tops])
+    return fresh(clip, rotations=rot, positions=pos, offsets=off), np.arange(clip.n_joints)
+
+
+def scaled(clip: Clip, factor: float) -> Variant:
+    return fresh(clip, offsets=clip.offsets * factor, positions=clip.positions * factor,
+                 end_offsets=clip.end_offsets * factor), np.arange(clip.n_joints)
+
+
+# -- names -----------------------------------------------------------------------------------------
+
+# Leg joints (hip, knee, ankle, toe) per convention; {S} is the side as the convention writes it.
+CONVENTIONS = {
+    "cmu": (("Left", "Right"), "{S}UpLeg", "{S}Leg", "{S}Foot", "{S}ToeBase"),
+    "biovision": (("Left", "Right"), "{S}Hip", "{S}Knee", "{S}Ankle", "{S}Toe"),
+    "acclaim": (("l", "r"), "{S}femur", "{S}tibia", "{S}foot", "{S}toes"),
+    "mixamo": (("Left", "Right"), "mixamorig:{S}UpLeg", "mixamorig:{S}Leg", "mixamorig:{S}Foot",
+               "mixamorig:{S}ToeBase"),
+    "unreal": (("l", "r"), "thigh_{S}", "calf_{S}", "foot_{S}", "ball_{S}"),
+    "rigify": (("L", "R"), "DEF-thigh.{S}", "DEF-shin.{S}", "DEF-foot.{S}", "DEF-toe.{S}"),
+    "bandai": (("L", "R"), "UpperLeg_{S}", "LowerLeg_{S}", "Foot_{S}", "Toes_{S}"),
+    "blender": (("L", "R"), "Thigh.{S}", "Leg.{S}", "Foot.{S}", "Toe.{S}"),
+    "snake": (("l", "r"), "{S}_hip", "{S}_knee", "{S}_ankle", "{S}_toe"),
+}
+
+
+def renamed(clip: Clip, legs: dict[str, list[int]], convention: str | None) -> Variant:
+    """Leg joints named in `convention` (None: every joint j0..jN), the others neutral (b0, b1...)."""
+    if convention is None:
+        names = [f"j{j}" for j in range(clip.n_joints)]
+    else:
+        (left, right), *parts = CONVENTIONS[convention]
+        names = [f"b{j}" for j in range(clip.n_joints)]
+        for side, word in (("L", left), ("R", right)):
+            for j, part in zip(legs[side], parts, strict=False):
+                names[j] = part.format(S=word)
+    return fresh(clip, names=names), np.arange(clip.n_joints)
+
+
+# -- extra joints ----------------------------------------------------------------------------------
+
+
+def _with_joints(clip: Clip, parents: list[int], names: list[str], offsets: np.ndarray, rotations: np.ndarray,
+                 positions: np.ndarray, end_parents: np.ndarray, end_offsets: np.ndarray) -> Clip:
+    every = [("Xposition", "Yposition", "Zposition", "Zrotation", "Xrotation", "Yrotation")] * len(names)
+    return fresh(clip, names=names, parents=parents, offsets=offsets, rotations=rotations,
+                 positions=positions, channels=every, end_parents=end_parents, end_offsets=end_offsets)
+
+
+def dummy_root(clip: Clip) -> Variant:
+    """A static top joint at the origin above the clip's own (Bandai's joint_Root)."""
+    T, J = clip.n_frames, clip.n_joints
+    parents = [-1] + [p + 1 if p >= 0 else 0 for p in clip.parents]
+    rot = np.concatenate([np.tile([1.0, 0, 0, 0], (T, 1, 1)), clip.rotations], axis=1)
+    pos = np.concatenate([np.zeros((T, 1, 3)), clip.positions], axis=1)
+    off = np.concatenate([np.zeros((1, 3)), clip.offsets])
+    return _with_joints(clip, parents, ["joint_Root", *clip.names], off, rot, pos, clip.end_parents + 1,
+                        clip.end_offsets), np.arange(J) + 1
+
+
+def end_sites_as_joints(clip: Clip) -> Variant:
+    """Each End Site made a leaf joint (LeftToeBaseEnd) with a zero-length End Site of its own."""
+    T, J, E = clip.n_frames, clip.n_joints, len(clip.end_parents)
+    parents = list(clip.parents) + [int(p) for p in clip.end_parents]
+    names = clip.names + [f"{clip.names[p]}End" for p in clip.end_parents]
+    off = np.concatenate([clip.offsets, clip.end_offsets])
+    rot = np.concatenate([clip.rotations, np.tile([1.0, 0, 0, 0], (T, E, 1))], axis=1)
+    pos = np.concatenate([clip.positions, np.broadcast_to(clip.end_offsets, (T, E, 3))], axis=1)
+    ends = np.arange(J, J + E)
+    return _with_joints(clip, parents, names, off, rot, pos, ends, np.zeros((E, 3))), np.arange(J)
+
+
+def zero_length_ends(clip: Clip) -> Variant:
+    """A zero-length leaf joint under every joint that has an End Site (Bandai's Head, Toes_L)."""
+    T, J = clip.n_frames, clip.n_joints
+    owners = sorted(set(int(p) for p in clip.end_parents))
+    parents = list(clip.parents) + owners
+    names = clip.names + [f"{clip.names[p]}_tip" for p in owners]
+    off = np.concatenate([clip.offsets, np.zeros((len(owners), 3))])
+    rot = np.concatenate([clip.rotations, np.tile([1.0, 0, 0, 0], (T, len(owners), 1))], axis=1)
+    pos = np.concatenate([clip.positions, np.zeros((T, len(owners), 3))], axis=1)
+    return _with_joints(clip, parents, names, off, rot, pos, clip.end_parents, clip.end_offsets), np.arange(J)
+
+
+def world(clip: Clip) -> np.ndarray:
+    """[T, J, 3] world joint positions."""
+    return clip.fk()[1]
