@@ -27,6 +27,7 @@ upright still gives a steady heading.
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 import sys
@@ -377,6 +378,17 @@ def _user_ankles(clip: Clip, feet: FeetSpec) -> tuple[int, int]:
     if out[0] == out[1]:
         raise ValueError(f"both feet are {clip.names[out[0]]!r}: give two ankles")
     return out[0], out[1]
+
+
+def with_feet(clip: Clip, feet: FeetSpec | None) -> Clip:
+    """`clip` itself when feet is None, else a shallow copy (motion shared) whose body map is
+    rebuilt around the given ankles: what every core function that reads feet does with its
+    `feet=` argument."""
+    if feet is None:
+        return clip
+    out = copy.copy(clip)
+    out.body = find(clip, feet=feet)
+    return out
 
 
 def joint_index(clip: Clip, joint: str | int | np.integer, what: str = "joint") -> int:

@@ -120,15 +120,19 @@ def footsteps(clip: Clip, *, lifts: bool = False, feet: FootSpec | None = None,
     return out
 
 
-def phase(clip: Clip, steps: Mapping[str, Any], ref_foot: str = "L") -> np.ndarray:
+def phase(clip: Clip, steps: Mapping[str, Any] | None = None, ref_foot: str = "L", *,
+          feet: FootSpec | None = None) -> np.ndarray:
     """[T] gait phase in unwrapped radians at clip.times: a `ref_foot` touchdown is 2 pi k, the
     other foot's pi + 2 pi k; linear in time between steps, extrapolated past the first and the
     last with the slope of the nearest segment.
 
     steps: footsteps() output; its FootDown_<ref_foot> and one other FootDown_ track are used.
+        None: footsteps(clip, feet=feet).
     ValueError when fewer than two steps, or when the feet do not alternate (naming the time of
     the first repeated step).
     """
+    if steps is None:
+        steps = footsteps(clip, feet=feet)
     downs = {key[len("FootDown_"):]: np.asarray(times, dtype=np.float64).reshape(-1)
              for key, times in steps.items() if key.startswith("FootDown_")}
     if ref_foot not in downs:

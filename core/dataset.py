@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import bvh, contacts, events, files
+from . import body, bvh, contacts, events, files
 
 SCHEMA_VERSION = 1
 
@@ -36,10 +36,14 @@ class Settings:
     window: float = 0.5
     sigma: float = 1 / 120
     speed_mps: float = 0.15
+    feet: tuple[str, str] | None = None  # (left, right) ankle names, where the body map's are wrong
 
     def digest(self, source: bytes) -> str:
-        h = hashlib.sha256(json.dumps({"schema": SCHEMA_VERSION, "window": self.window,
-                                       "sigma": self.sigma, "speed_mps": self.speed_mps}).encode())
+        said: dict[str, object] = {"schema": SCHEMA_VERSION, "window": self.window, "sigma": self.sigma,
+                                   "speed_mps": self.speed_mps}
+        if self.feet is not None:
+            said["feet"] = list(self.feet)
+        h = hashlib.sha256(json.dumps(said).encode())
         h.update(hashlib.sha256(source).digest())
         return h.hexdigest()
 
@@ -55,6 +59,8 @@ def clip_arrays(path: str | os.PathLike[str], settings: Settings = Settings()) -
     """The arrays one clip exports to (see the README's dataset schema)."""
     source = Path(path).read_bytes()
     clip = bvh.loads(source, source=str(path))
+    if settings.feet is not None:
+        clip = body.with_feet(clip, {"L": settings.feet[0], "R": settings.feet[1]})
     _, world = clip.fk()
     out: dict[str, np.ndarray] = {
         "schema_version": np.array(SCHEMA_VERSION),
@@ -200,9 +206,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--window", type=float, default=0.5, help="event encoding window, seconds")
     parser.add_argument("--sigma", type=float, default=1 / 120, help="event smoothing, seconds")
     parser.add_argument("--speed", type=float, default=0.15, help="foot contact speed, m/s")
+    parser.add_argument("--feet", metavar="LEFT,RIGHT",
+                        help="the two ankle joints by name, where the body map finds others")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
-    report = export(args.inputs, args.out, settings=Settings(args.window, args.sigma, args.speed),
+    feet = None
+    if args.feet:
+        left, sep, right = args.feet.partition(",")
+        if not (sep and left.strip() and right.strip()):
+            parser.error(f"--feet takes LEFT,RIGHT ankle names, not {args.feet!r}")
+        feet = (left.strip(), right.strip())
+    report = export(args.inputs, args.out, settings=Settings(args.window, args.sigma, args.speed, feet),
                     workers=args.workers, progress=None if args.quiet else _progress_bar)
     for source, error in report.failed:
         print(f"dataset: error: {error if str(source) in error else f'{source}: {error}'}", file=sys.stderr)

@@ -217,9 +217,11 @@ def reanchor(clip: Clip, frame: int, position: npt.ArrayLike, heading: float,
     trajectory at `frame` is at the planar `position` [3] (its up component is ignored) facing
     `heading` radians. Heights are kept.
 
-    Applied to every top-level joint, so all world positions move by one rigid transform (a
-    dummy ROOT above the hips moves too). `smooth` picks the trajectory to anchor, as in
-    `trajectory`; smoothing commutes with the move, so the anchored frame lands exactly either way.
+    The move goes on the motion root's world transform (everything below it follows) and on any
+    other top-level joint the take moves; joints above the root that the take keeps still (a
+    static dummy ROOT above the hips) stay where they are. `smooth` picks the trajectory to
+    anchor, as in `trajectory`; smoothing commutes with the move, so the anchored frame lands
+    exactly either way.
     """
     n = clip.n_frames
     if not -n <= frame < n:
@@ -232,11 +234,16 @@ def reanchor(clip: Clip, frame: int, position: npt.ArrayLike, heading: float,
     target = np.asarray(position, dtype=np.float64).reshape(3)
     target = target - up * (target @ up)
     turn = yaw_quat(float(heading) - traj.heading[frame], up)
-    tops = np.flatnonzero(clip.parents < 0)
-    rot, pos = clip.rotations.copy(), clip.positions.copy()
-    rot[:, tops] = quat.mul(turn, rot[:, tops])
-    pos[:, tops] = quat.mul_vec(turn, pos[:, tops] - traj.position[frame]) + target
-    return clip.replace(rotations=rot, positions=pos)
+    rot, pos = root_world(clip)
+    at = traj.position[frame]
+    moved = with_root_world(clip, quat.mul(turn, rot), quat.mul_vec(turn, pos - at) + target)
+    above = skeleton.chain(clip.parents, clip.root)
+    static = set(clip.body.static)
+    tops = [int(j) for j in np.flatnonzero(clip.parents < 0) if j not in above and j not in static]
+    if tops:
+        moved.rotations[:, tops] = quat.mul(turn, moved.rotations[:, tops])
+        moved.positions[:, tops] = quat.mul_vec(turn, moved.positions[:, tops] - at) + target
+    return moved
 
 
 def in_place(clip: Clip, keep_heading: bool = False, smooth: float = 0.0) -> Clip:

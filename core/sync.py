@@ -35,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import blend, contacts, quat, root
+from .body import FeetSpec, with_feet
 from .clip import Clip
 
 Array = npt.NDArray[np.float64]
@@ -55,7 +56,8 @@ _BLOCK = 512
 # -- loop cycles ---------------------------------------------------------------------------------
 
 
-def loop_cycle(clip: Clip, frames: tuple[int, int] | None = None, *, straighten: bool = False) -> Clip:
+def loop_cycle(clip: Clip, frames: tuple[int, int] | None = None, *, straighten: bool = False,
+               feet: FeetSpec | None = None) -> Clip:
     """One clean cycle of `clip` as a loop (`loop=True`, see the module notes), markers in `events`.
 
     frames: (a, b), b the frame with the same phase as a; frames a .. b-1 make the cycle (N = b - a
@@ -67,6 +69,8 @@ def loop_cycle(clip: Clip, frames: tuple[int, int] | None = None, *, straighten:
         that is already a loop (`clip.loop`) is taken whole. Touchdowns are the clip's own
         FootDown_* events if it has any, else `contacts.footsteps(clip)`.
     straighten: remove the cycle's turn (spread evenly over its frames), so the loop walks straight.
+    feet: {'L': ankle, 'R': ankle} by name or index, when the body map's feet are not the ones
+        (`body.with_feet`); None: the body map's.
 
     The seam is removed: the offset from frame a to frame b of every joint's local rotation and
     translation, and of the root's residual (height, sway and hip rotation off the heading,
@@ -79,6 +83,7 @@ def loop_cycle(clip: Clip, frames: tuple[int, int] | None = None, *, straighten:
     FootDown_L marker. ValueError when no cycle is found (the message lists the touchdowns, for an
     R->R cycle via `frames`).
     """
+    clip = with_feet(clip, feet)
     marks = dict(clip.events)
     if not any(k.startswith("FootDown_") for k in marks):
         marks.update(contacts.footsteps(clip))
@@ -594,7 +599,8 @@ def _with_residual(clip: Clip, loop: _RootLoop) -> tuple[Array, Array]:
 
 
 def sync_blend(a: Clip, b: Clip, weight: Any, duration: float, *, mode: str = "linear",
-               fps: float | None = None, mask: npt.ArrayLike | None = None) -> Clip:
+               fps: float | None = None, mask: npt.ArrayLike | None = None,
+               feet: FeetSpec | None = None) -> Clip:
     """Loops a and b blended at one phase for `duration` seconds (frames 0 .. duration * fps).
 
     weight: 0 plays a, 1 plays b; a number, a callable f(t_seconds) -> w (called with the array of
@@ -605,6 +611,8 @@ def sync_blend(a: Clip, b: Clip, weight: Any, duration: float, *, mode: str = "l
         jumps when the lead changes, as in engines).
     fps: the output rate (default a's). mask: `[J]` joint weights multiplied into w, as in
         `blend.blend_poses`; the root's entry weights its residual and trajectory.
+    feet: {'L': ankle, 'R': ankle} when the body map's are not the ones (`body.with_feet`): up and
+        facing, which root travel is measured by, come from the map.
 
     The output starts at a's time 0 (for `loop_cycle` loops, on the FootDown_L marker). Markers
     common to both loops (by name, in the same cycle order) are matched; without any, both play at
@@ -616,6 +624,7 @@ def sync_blend(a: Clip, b: Clip, weight: Any, duration: float, *, mode: str = "l
     blended stride over blended period (`travel_speed`), not linear in w. `events` hold the
     markers' times in the blend (sub-frame).
     """
+    a, b = with_feet(a, feet), with_feet(b, feet)
     s = _sync(a, b, weight, duration, mode, fps)
     m = blend.check_mask(mask, a.n_joints)
     up, forward = a.up, a.forward
@@ -670,14 +679,16 @@ def cycle_length(a: Clip, b: Clip, weight: float, mode: str = "linear") -> float
     return float(_durations(_segments(a, b), np.asarray(float(weight)), mode).sum())
 
 
-def weight_for_speed(a: Clip, b: Clip, speed_mps: float, mode: str = "linear") -> float:
+def weight_for_speed(a: Clip, b: Clip, speed_mps: float, mode: str = "linear", *,
+                     feet: FeetSpec | None = None) -> float:
     """The constant weight at which `sync_blend(a, b, ...)` travels at `speed_mps` (`travel_speed`).
 
     linear: closed form, w = (s T1 - D1) / ((D2 - D1) - s (T2 - T1)) with T the cycle periods and
     D the strides; harmonic: solved numerically (the smallest such weight); leader: closed form on
     each side of w = 1/2. ValueError outside [v(0), v(1)], naming the reachable range, and, in
-    leader mode, inside the gap where the pace jumps.
+    leader mode, inside the gap where the pace jumps. feet: as for `sync_blend`.
     """
+    a, b = with_feet(a, feet), with_feet(b, feet)
     _check_loop(a, "a")
     _check_loop(b, "b")
     seg = _segments(a, b)

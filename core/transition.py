@@ -47,6 +47,8 @@ blend_time, see `inertialize`.
 Crossfades blend toward dst from the held source pose or from the source still playing, as
 Blender's NLA does, see `crossfade`.
 
+`feet` ({'L': ankle, 'R': ankle}, names or indices) rebuilds both clips' body maps around those
+ankles (`body.with_feet`) where the map's own are not the ones; up and facing come from it.
 `mask` (`[J]` in [0, 1], e.g. from `blend.mask`) says how much of the transition each joint
 gets: 1 the full transition, 0 a cut (the joint is dst's from output frame i_s + 1 on), in between
 the source's share (1 - alpha, or the inertialization offset) scaled by it.
@@ -63,6 +65,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import blend, quat
+from .body import FeetSpec, with_feet
 from .clip import Clip
 from .resample import resample
 from .root import reanchor, root_world, trajectory, with_root_world
@@ -269,7 +272,10 @@ Window = Callable[[_Switch], tuple[Array, Array]]
 
 
 def _transition(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float,
-                mask: npt.ArrayLike | None, max_speed: float | None, window: Window, tag: str) -> Clip:
+                mask: npt.ArrayLike | None, max_speed: float | None, window: Window, tag: str,
+                feet: FeetSpec | None = None) -> Clip:
+    # Feet given: both maps rebuilt around them (up and facing, which the heading is measured by).
+    src, dst = with_feet(src, feet), with_feet(dst, feet)
     dst_at = _at_rate(src, dst)
     i_s = _frame(src.n_frames, src_time, src.fps, "src_time")
     i_d = _frame(dst_at.n_frames, dst_time, src.fps, "dst_time")
@@ -290,7 +296,7 @@ def _transition(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_ti
 def dead_blend(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float = 0.25, *,
                halflife: str | float = "auto", halflife_scale: float = 0.3, halflife_min: float = 0.1,
                halflife_max: float = 1.0, root_halflife: float = 5.0, max_speed: float | None = None,
-               mask: npt.ArrayLike | None = None) -> Clip:
+               mask: npt.ArrayLike | None = None, feet: FeetSpec | None = None) -> Clip:
     """Dead-blended transition from src at src_time to dst at dst_time (seconds), at src.fps.
 
     The source pose at the switch keeps moving with its velocity decaying by `halflife` seconds
@@ -327,7 +333,7 @@ def dead_blend(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_tim
         ext_x = extrapolate(sw.x0, sw.v0, hl_pos, sw.t)
         return _blend_window(sw, ext_q, ext_x)
 
-    return _transition(src, dst, src_time, dst_time, blend_time, mask, max_speed, window, "dead_blend")
+    return _transition(src, dst, src_time, dst_time, blend_time, mask, max_speed, window, "dead_blend", feet)
 
 
 def spring_offset(x0: npt.ArrayLike, v0: npt.ArrayLike, halflife: float, t: npt.ArrayLike) -> Array:
@@ -372,7 +378,7 @@ INERTIALIZATIONS = ("quintic", "cubic", "spring")
 
 def inertialize(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float = 0.25, *,
                 kind: str = "quintic", max_speed: float | None = None,
-                mask: npt.ArrayLike | None = None) -> Clip:
+                mask: npt.ArrayLike | None = None, feet: FeetSpec | None = None) -> Clip:
     """Inertialized transition: the re-anchored dst plus the offset src - dst at the switch,
     decaying to zero over blend_time; same layout and arguments as `dead_blend`.
 
@@ -419,11 +425,12 @@ def inertialize(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_ti
         m = sw.mask[:, None]
         return quat.mul(quat.from_scaled_angle_axis(m * dq), sw.qd[1:]), sw.xd[1:] + m * dx
 
-    return _transition(src, dst, src_time, dst_time, blend_time, mask, max_speed, window, "inertialize")
+    return _transition(src, dst, src_time, dst_time, blend_time, mask, max_speed, window, "inertialize", feet)
 
 
 def crossfade(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float = 0.25, *,
-              hold_source: bool = True, mask: npt.ArrayLike | None = None) -> Clip:
+              hold_source: bool = True, mask: npt.ArrayLike | None = None,
+              feet: FeetSpec | None = None) -> Clip:
     """Crossfade into the re-anchored dst by smoothstep(t / blend_time); same layout as `dead_blend`.
 
     hold_source=True blends from the source pose held at the switch (the root stands still, then
@@ -439,16 +446,16 @@ def crossfade(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time
         frames = np.minimum(sw.i_s + np.arange(n), sw.src.n_frames - 1)
         return _blend_window(sw, *_rooted(sw.src, frames))
 
-    return _transition(src, dst, src_time, dst_time, blend_time, mask, None, window, "crossfade")
+    return _transition(src, dst, src_time, dst_time, blend_time, mask, None, window, "crossfade", feet)
 
 
 def cut(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float = 0.0, *,
-        mask: npt.ArrayLike | None = None) -> Clip:
+        mask: npt.ArrayLike | None = None, feet: FeetSpec | None = None) -> Clip:
     """A hard cut: src up to the switch, the re-anchored dst after it (blend_time and mask are
     accepted for a shared signature and ignored). The reference the blend-window error is
     measured against."""
     del blend_time, mask
-    return _transition(src, dst, src_time, dst_time, 0.0, None, None, _no_window, "cut")
+    return _transition(src, dst, src_time, dst_time, 0.0, None, None, _no_window, "cut", feet)
 
 
 def _no_window(sw: _Switch) -> tuple[Array, Array]:

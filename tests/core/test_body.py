@@ -257,3 +257,77 @@ def test_warnings_are_quiet_on_real_takes() -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("error", body.BodyWarning)
             assert not clip.body.warnings
+
+
+# -- transitions on skeletons whose root's rest frame is not upright --------------------------------
+
+
+def _travel_angle(clip: Clip, a: float, b: float) -> float:
+    """Direction (radians about up, from heading 0) of the root's travel over [a, b] seconds."""
+    p = root.trajectory(clip).position
+    i, j = clip.frame(max(a, 0.0)), clip.frame(b)
+    fwd, side = root.floor_axes(clip.up)
+    d = p[j] - p[i]
+    return math.atan2(float(d @ side), float(d @ fwd))
+
+
+def _wrapped(x: float) -> float:
+    return (x + math.pi) % (2 * math.pi) - math.pi
+
+
+@pytest.mark.parametrize(("pair", "src_time", "dst_time"), [
+    (("cmu", "02_01", "02_03"), 1.6, 0.3),
+    (("cmu", "02_03", "02_01"), 0.9, 1.0),
+    (("bandai", "dataset-1_walk_normal_001.bvh", "dataset-1_run_happy_001.bvh"), 3.0, 1.0),
+    (("bandai", "dataset-1_run_happy_001.bvh", "dataset-1_walk_tired_001.bvh"), 2.5, 2.0),
+])
+def test_a_transition_between_lying_root_frames_continues_the_source_path(pair, src_time, dst_time) -> None:
+    source, a, b = pair
+    src, _ = V.bones_along_x(load(source, a))
+    dst, _ = V.bones_along_x(load(source, b))
+    blend_time = 0.3
+    out = transition_dead_blend(src, dst, src_time, dst_time, blend_time)
+    span = 1.0
+    before = _travel_angle(src, src_time - span, src_time)
+    after_start = src_time + blend_time
+    after_end = min(after_start + span, out.duration)
+    after = _travel_angle(out, after_start, after_end)
+    d0 = dst_time + blend_time
+    own_turn = (_travel_angle(dst, d0, d0 + (after_end - after_start))
+                - _travel_angle(dst, dst_time - span, dst_time))
+    assert abs(math.degrees(_wrapped(after - before - own_turn))) < 15.0
+
+
+def transition_dead_blend(src: Clip, dst: Clip, ts: float, td: float, blend_time: float) -> Clip:
+    from core import transition
+
+    return transition.dead_blend(src, dst, ts, td, blend_time)
+
+
+@pytest.mark.parametrize("method", ["dead", "quintic", "crossfade"])
+def test_transitions_and_sequences_of_bandai_takes_keep_joint_root_where_the_takes_keep_it(method) -> None:
+    from core import transition
+
+    walk = load("bandai", "dataset-1_walk_normal_001.bvh")
+    run = load("bandai", "dataset-1_run_happy_001.bvh")
+    j = walk.names.index("joint_Root")
+    assert j in walk.body.static and j in run.body.static
+    out = transition.METHODS[method](walk, run, 3.0, 1.0, 0.3)
+    seq = transition.sequence([(walk, 0.5, 3.0), (run, 0.5, 3.0), (walk, 1.0, 4.0)], blend_time=0.3,
+                              method=method)
+    for clip in (out, seq):
+        np.testing.assert_array_equal(clip.positions[:, j] - walk.positions[0, j], 0.0)
+        np.testing.assert_array_equal(clip.rotations[:, j] - walk.rotations[0, j], 0.0)
+
+
+def test_sync_blends_and_in_place_keep_joint_root_still() -> None:
+    walk = load("bandai", "dataset-1_walk_normal_001.bvh")
+    run = load("bandai", "dataset-1_run_happy_001.bvh")
+    j = walk.names.index("joint_Root")
+    out = sync.sync_blend(sync.loop_cycle(walk), sync.loop_cycle(run), 0.5, 3.0)
+    np.testing.assert_array_equal(out.positions[:, j], 0.0)
+    np.testing.assert_array_equal(out.rotations[:, j], np.broadcast_to([1.0, 0, 0, 0], (out.n_frames, 4)))
+    still = root.in_place(walk)
+    np.testing.assert_array_equal(still.positions[:, j], walk.positions[:, j])
+    moved = root.reanchor(walk, 30, [100.0, 0.0, -50.0], 1.0)
+    np.testing.assert_array_equal(moved.positions[:, j], walk.positions[:, j])
