@@ -181,8 +181,9 @@ def cmd_test(args: argparse.Namespace) -> int:
     if not args.no_lint:
         stage("ruff", [py, "-m", "ruff", "check", "."])
         # Two runs: each test suite has its own conftest.py, which one mypy run sees as one module twice.
-        core_side = [p for p in ("core", "tests/core", "tests/conftest.py", "tests/fixtures.py", "bench",
-                                 "samples", "build.py") if (ROOT / p).exists() and _has_python(ROOT / p)]
+        core_side = [p for p in ("core", "tests/core", "tests/conftest.py", "tests/fixtures.py",
+                                 "tests/variants.py", "bench", "samples", "build.py")
+                     if (ROOT / p).exists() and _has_python(ROOT / p)]
         stage("mypy (core)", [py, "-m", "mypy", *core_side])
         stage("mypy (blender_addon)", [py, "-m", "mypy", "blender_addon", "tests/blender"])
     stage(f"core tests (numpy {numpy_version(py)})", [py, "-m", "pytest", "tests/core", *args.pytest_args])

@@ -63,6 +63,8 @@ def _parser() -> argparse.ArgumentParser:
     ds.add_argument("--window", type=float, default=0.5, help="encoding window in seconds (0.5)")
     ds.add_argument("--sigma", type=float, default=1 / 120, help="smoothing in seconds (1/120)")
     ds.add_argument("--speed", type=float, default=0.15, help="foot speed threshold in m/s (0.15)")
+    ds.add_argument("--feet", metavar="LEFT,RIGHT",
+                    help="the two ankle joints by name, where Stride finds others")
     sb = sub.add_parser(
         "sync-blend", help="blend a walk and a run cycle in phase: --weight, --ramp or --speed",
         description="Cycles of A and B (from their footsteps) blended in phase for --seconds. Inputs are "
@@ -99,6 +101,15 @@ def _parser() -> argparse.ArgumentParser:
     sq.add_argument("--blend", type=float, default=0.25, help="blend time in seconds (0.25)")
     sq.add_argument("--method", default="dead", choices=methods)
     sq.add_argument("--out", required=True, help="OUT.bvh or OUT.blend")
+    ins = sub.add_parser(
+        "inspect", help="print what Stride reads from a skeleton: legs, feet, up, facing, unit",
+        description="Print the body map of a BVH file, or of an armature's action (--armature, in the "
+                    "open or given .blend): legs and feet by name with their evidence (names, motion, "
+                    "user), root, static joints, up, facing, unit, fps, motion start.")
+    ins.add_argument("input", nargs="?", help="IN.bvh, or IN.blend to open (default: the open file)")
+    ins.add_argument("--armature", help="armature object name (default: active or only armature)")
+    ins.add_argument("--action", help="action name (default: the armature's active action)")
+    ins.add_argument("--feet", metavar="LEFT,RIGHT", help="the two ankle joints, to see the map around them")
     export = sub.add_parser("export", help="write an armature's action as a BVH file",
                             description="Write an armature's action as a BVH file.")
     export.add_argument("blend_file", nargs="?", metavar="blend",
@@ -130,6 +141,8 @@ def main(argv: Sequence[str]) -> int:
             return _sync_blend(args)
         if args.command == "sequence":
             return _sequence(args)
+        if args.command == "inspect":
+            return _inspect(args)
         if args.command == "export":
             obj = jobs.find_armature(args.armature)
             clip = jobs.export_bvh(obj, args.action, args.out)
@@ -181,12 +194,34 @@ def _events(args: argparse.Namespace) -> int:
     if not armatures:
         raise jobs.JobError(f"{source.name} has no armature with an action")
     for obj in armatures:
-        action, counts = jobs.detect_footsteps(obj, None, args.speed)
+        action, counts, feet = jobs.detect_footsteps(obj, None, args.speed)
         _, written = jobs.write_event_curves(obj, None, args.window, args.sigma, speed_mps=args.speed)
         steps = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-        print(f"stride: {obj.name} / {action.name}: {steps}; curves {', '.join(written)}")
+        print(f"stride: {obj.name} / {action.name}: {steps}; {feet}; curves {', '.join(written)}")
     jobs.save_blend(args.out)
     print(f"stride: wrote {args.out}")
+    return 0
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    from .core import body
+
+    source = Path(args.input) if args.input else None
+    if source is not None and not source.is_file():
+        raise jobs.JobError(f"no such file: {str(source)!r}")
+    if source is not None and source.suffix.lower() != ".blend":
+        clip = bvh.load(source)
+    else:
+        if source is not None:
+            bpy.ops.wm.open_mainfile(filepath=str(source))
+        obj = jobs.find_armature(args.armature)
+        clip = bridge.action_to_clip(obj, args.action)
+    if args.feet:
+        left, sep, right = args.feet.partition(",")
+        if not (sep and left.strip() and right.strip()):
+            raise jobs.JobError(f"--feet takes LEFT,RIGHT ankle names, not {args.feet!r}")
+        clip = body.with_feet(clip, {"L": left.strip(), "R": right.strip()})
+    print(body.inspect(clip))
     return 0
 
 
@@ -199,9 +234,15 @@ def _export_dataset(args: argparse.Namespace) -> int:
         env = dict(os.environ, PYTHONPATH=str(package_dir))
         cmd = [sys.executable, "-m", "core.dataset", *args.inputs, "--out", args.out,
                "--workers", str(args.workers), "--window", str(args.window), "--sigma", str(args.sigma),
-               "--speed", str(args.speed)]
+               "--speed", str(args.speed)] + (["--feet", args.feet] if args.feet else [])
         return subprocess.run(cmd, env=env).returncode
-    settings = dataset.Settings(args.window, args.sigma, args.speed)
+    feet = None
+    if args.feet:
+        left, sep, right = args.feet.partition(",")
+        if not (sep and left.strip() and right.strip()):
+            raise jobs.JobError(f"--feet takes LEFT,RIGHT ankle names, not {args.feet!r}")
+        feet = (left.strip(), right.strip())
+    settings = dataset.Settings(args.window, args.sigma, args.speed, feet)
     report = dataset.export(args.inputs, args.out, settings=settings, workers=1)
     for source, error in report.failed:
         print(f"stride export-dataset: error: {error if str(source) in error else f'{source}: {error}'}",

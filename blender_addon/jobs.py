@@ -111,8 +111,9 @@ def _armature_action(obj: Any, action: str | None) -> tuple[Any, Any, Clip, brid
 
 
 def detect_footsteps(obj: Any, action: str | None = None, speed_mps: float = 0.15,
-                     **options: Any) -> tuple[Any, dict[str, int]]:
-    """FootDown_L / FootDown_R pose markers on the action, exact times kept: (action, counts)."""
+                     **options: Any) -> tuple[Any, dict[str, int], str]:
+    """FootDown_L / FootDown_R pose markers on the action, exact times kept: (action, counts, what
+    the feet are: their names and what decided them, and any doubt the body map has)."""
     from .core import contacts
     from .markers import replace_track
 
@@ -132,7 +133,17 @@ def detect_footsteps(obj: Any, action: str | None = None, speed_mps: float = 0.1
     counts = {track: len(times) for track, times in steps.items()}
     for track, times in steps.items():
         replace_track(act, track, times, timing)
-    return act, counts
+    return act, counts, feet_note(clip)
+
+
+def feet_note(clip: Clip) -> str:
+    """'feet LeftFoot, RightFoot (from names)', and the body map's warnings, for reports."""
+    b = clip.body
+    if not b.feet:
+        return ""
+    note = (f"feet {clip.names[b.feet['L'][0]]}, {clip.names[b.feet['R'][0]]} "
+            f"(from {b.evidence.get('legs')})")
+    return "; ".join([note, *b.warnings])
 
 
 WRITTEN_CURVES = "stride_curves"  # on an action: the properties Write Event Curves keyed there

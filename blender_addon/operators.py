@@ -159,12 +159,15 @@ class STRIDE_OT_detect_footsteps(bpy.types.Operator, _ActionOperator):
 
     def execute(self, context: Any) -> set[str]:  # type: ignore[override]
         try:
-            act, counts = jobs.detect_footsteps(self.target(context), self.action, self.speed_mps)
+            act, counts, feet = jobs.detect_footsteps(self.target(context), self.action, self.speed_mps)
         except jobs.USER_ERRORS as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
         found = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-        self.report({"INFO"}, f"{act.name}: {found} (pose markers; exact times in stride_events)")
+        # A doubt about which joints are the feet is a warning the user should see.
+        doubt = "disagree" in feet or "mirrored" in feet
+        self.report({"WARNING"} if doubt else {"INFO"},
+                    f"{act.name}: {found} (pose markers; exact times in stride_events); {feet}")
         return {"FINISHED"}
 
 

@@ -134,12 +134,12 @@ def find(clip: Clip, *, feet: FeetSpec | None = None) -> Body:
     for p, e in zip(clip.end_parents, clip.end_offsets, strict=True):
         end_len[p] = max(end_len[p], float(np.linalg.norm(e)))
     reach, main = _reach(kids, bone, end_len)
-    static = _static(clip)
+    frames = _sample_frames(clip)
+    static = _static(clip, frames)
     root = clip.root if J else 0
     evidence: dict[str, str] = {}
     notes: list[str] = []
 
-    frames = _sample_frames(clip)
     if J and frames.size:
         wrot, wpos = quat.fk(clip.rotations[frames], clip.positions[frames], parents)
         ends = clip.end_site_positions(wrot, wpos)
@@ -269,14 +269,19 @@ def _common_ancestor(parents: np.ndarray, a: int, b: int) -> int:
     return common
 
 
-def _static(clip: Clip) -> list[int]:
-    """Joints whose world transform never changes: their own channels and every ancestor's hold."""
+def _static(clip: Clip, frames: np.ndarray) -> list[int]:
+    """Joints whose world transform never changes: their own channels and every ancestor's hold.
+    Joints seen moving on the sampled `frames` move; only the others are checked on every frame
+    (a full pass over the take's channels would cost as much as FK)."""
     if clip.n_frames == 0:
         return list(range(clip.n_joints))
     rot, pos = clip.rotations, clip.positions
-    still = ~((rot != rot[:1]).any(axis=(0, 2)) | (pos != pos[:1]).any(axis=(0, 2)))
-    for j, p in enumerate(clip.parents):
-        if p >= 0 and not still[p]:
+    first_r, first_p = rot[:1], pos[:1]
+    still = ~((rot[frames] != first_r).any(axis=(0, 2)) | (pos[frames] != first_p).any(axis=(0, 2)))
+    for k in np.flatnonzero(still):
+        still[k] = bool((rot[:, k] == first_r[:, k]).all() and (pos[:, k] == first_p[:, k]).all())
+    for j, parent in enumerate(clip.parents):
+        if parent >= 0 and not still[parent]:
             still[j] = False
     return [int(j) for j in np.flatnonzero(still)]
 

@@ -12,9 +12,9 @@ read again from the variant itself.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from core import quat, skeleton
 from core.clip import Clip
@@ -22,11 +22,12 @@ from core.clip import Clip
 Variant = tuple[Clip, np.ndarray]
 
 
-def fresh(clip: Clip, **changes) -> Clip:
+def fresh(clip: Clip, **changes: Any) -> Clip:
     """A new clip from the arrays of `clip` with nothing inferred carried over."""
-    args = dict(names=clip.names, parents=clip.parents, offsets=clip.offsets, rotations=clip.rotations,
-                positions=clip.positions, fps=clip.fps, channels=clip.channels, end_parents=clip.end_parents,
-                end_offsets=clip.end_offsets, name=clip.name, motion_start=clip.motion_start)
+    args: dict[str, Any] = dict(
+        names=clip.names, parents=clip.parents, offsets=clip.offsets, rotations=clip.rotations,
+        positions=clip.positions, fps=clip.fps, channels=clip.channels, end_parents=clip.end_parents,
+        end_offsets=clip.end_offsets, name=clip.name, motion_start=clip.motion_start)
     args.update(changes)
     return Clip(**args)
 
@@ -84,6 +85,8 @@ def bones_along_x(clip: Clip) -> Variant:
 
 
 def random_frames(clip: Clip, seed: int = 0) -> Variant:
+    from scipy.spatial.transform import Rotation  # tests only; Blender's Python has no scipy
+
     Q = Rotation.random(clip.n_joints, random_state=seed).as_quat()[:, [3, 0, 1, 2]]
     return reframe(clip, Q), np.arange(clip.n_joints)
 
@@ -147,8 +150,9 @@ def renamed(clip: Clip, legs: dict[str, list[int]], convention: str | None) -> V
 # -- extra joints ----------------------------------------------------------------------------------
 
 
-def _with_joints(clip: Clip, parents: list[int], names: list[str], offsets: np.ndarray, rotations: np.ndarray,
-                 positions: np.ndarray, end_parents: np.ndarray, end_offsets: np.ndarray) -> Clip:
+def _with_joints(clip: Clip, parents: Sequence[Any], names: list[str], offsets: np.ndarray,
+                 rotations: np.ndarray, positions: np.ndarray, end_parents: np.ndarray,
+                 end_offsets: np.ndarray) -> Clip:
     every = [("Xposition", "Yposition", "Zposition", "Zrotation", "Xrotation", "Yrotation")] * len(names)
     return fresh(clip, names=names, parents=parents, offsets=offsets, rotations=rotations,
                  positions=positions, channels=every, end_parents=end_parents, end_offsets=end_offsets)

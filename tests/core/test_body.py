@@ -117,7 +117,7 @@ def test_real_takes_have_their_named_legs_unit_and_up(source: str, name: str) ->
     assert b.feet == {s: [legs[s][2], legs[s][3]] for s in "LR"}  # ankle, toe (End Sites are not joints)
     assert clip.meters_per_unit == UNIT[source]
     np.testing.assert_array_equal(clip.up, [0.0, 1.0, 0.0])
-    assert clip.names[b.head] == "Head"
+    assert b.head is not None and clip.names[b.head] == "Head"
     assert contacts.default_feet(clip) == b.feet
     assert clip.legs() == (legs["L"], legs["R"])
 

@@ -65,7 +65,7 @@ def test_trajectory_follows_the_root_through_several_turns(cmu_clips):
     np.testing.assert_allclose(traj.position, hips * [1.0, 0.0, 1.0], rtol=0, atol=1e-12 * clip.height)
     # Heading 0 is +Z, the floor axis a Y-up clip's up gives (root.floor_axes), whatever the facing.
     facing = to_scipy(world[0][:, clip.root]).apply(clip.forward)
-    assert np.abs(wrapped(traj.heading - yaw_between([0.0, 0.0, 1.0], facing))).max() < 1e-12
+    assert np.abs(wrapped(traj.heading - yaw_between(np.array([0.0, 0.0, 1.0]), facing))).max() < 1e-12
     # Unwrapped: no jump between frames, and this take turns through more than a full circle.
     assert np.abs(np.diff(traj.heading)).max() < 0.2
     assert np.ptp(traj.heading) > 2 * np.pi
@@ -90,7 +90,7 @@ def test_unsmoothed_residual_holds_height_and_hip_rotation_but_no_sway(cmu_clips
     np.testing.assert_allclose(res.position[:, [0, 2]], 0.0, atol=1e-12 * clip.height)
     # The heading is all in the trajectory: the residual rotation faces heading 0 (+Z).
     facing = to_scipy(res.rotation).apply(clip.forward)
-    np.testing.assert_allclose(yaw_between([0.0, 0.0, 1.0], facing), 0.0, atol=1e-12)
+    np.testing.assert_allclose(yaw_between(np.array([0.0, 0.0, 1.0]), facing), 0.0, atol=1e-12)
 
 
 def test_a_smoothed_trajectory_leaves_the_sway_in_the_residual(cmu_clips):

@@ -1,0 +1,82 @@
+"""The body map's cost next to FK, on 10,000-frame takes.
+
+    python build.py bench body        (or: PYTHONPATH=. python bench/body.py)
+
+`body.find` (what `clip.body` computes on first use) on a 10,000-frame CMU take (09_12 repeated)
+and a 10,000-frame Bandai take (the walk repeated; 22 joints, a static dummy root), each with its
+names and with every name stripped (legs found from the hierarchy and the motion alone), against
+FK of the whole take. Target: at most 0.5x FK. Median of 9 runs each, in the same process.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from fixtures import cmu_path  # noqa: E402
+
+from core import body, bvh  # noqa: E402
+from core.clip import Clip  # noqa: E402
+
+RUNS = 9
+FRAMES = 10_000
+TARGET = 0.5
+
+
+def median_seconds(fn: Callable[[], object]) -> float:
+    runs = []
+    for _ in range(RUNS):
+        t0 = time.perf_counter()
+        fn()
+        runs.append(time.perf_counter() - t0)
+    return float(np.median(runs))
+
+
+def long_take(clip: Clip) -> Clip:
+    reps = -(-FRAMES // clip.n_frames)
+    rot = np.concatenate([clip.rotations] * reps)[:FRAMES]
+    pos = np.concatenate([clip.positions] * reps)[:FRAMES]
+    return Clip(clip.names, clip.parents, clip.offsets, rot, pos, clip.fps, channels=clip.channels,
+                end_parents=clip.end_parents, end_offsets=clip.end_offsets, motion_start=clip.motion_start)
+
+
+def anonymous(clip: Clip) -> Clip:
+    return Clip([f"j{j}" for j in range(clip.n_joints)], clip.parents, clip.offsets, clip.rotations,
+                clip.positions, clip.fps, channels=clip.channels, end_parents=clip.end_parents,
+                end_offsets=clip.end_offsets, motion_start=clip.motion_start)
+
+
+def main() -> int:
+    takes = {
+        "CMU 09_12 x": long_take(bvh.load(cmu_path("09_12"))),
+        "Bandai walk x": long_take(bvh.load(ROOT / "tests/data/bandai/dataset-1_walk_normal_001.bvh")),
+    }
+    print(f"body.find on {FRAMES:,}-frame takes vs FK ({platform.processor() or platform.machine()}, "
+          f"{os.cpu_count()} cores, numpy {np.__version__})\n")
+    print(f"{'take':<16}{'names':<8}{'joints':>7}{'FK ms':>9}{'body ms':>9}{'ratio':>8}  legs from   target")
+    worst = 0.0
+    for label, clip in takes.items():
+        fk = median_seconds(clip.fk)
+        for names, c in (("yes", clip), ("none", anonymous(clip))):
+            t = median_seconds(partial(body.find, c))
+            b = body.find(c)
+            ratio = t / fk
+            worst = max(worst, ratio)
+            print(f"{label:<16}{names:<8}{c.n_joints:>7}{fk * 1e3:>9.1f}{t * 1e3:>9.2f}{ratio:>7.2f}x  "
+                  f"{b.evidence.get('legs', '-'):<11} <= {TARGET}x {'ok' if ratio <= TARGET else 'MISSED'}")
+    return 0 if worst <= TARGET else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
