@@ -136,7 +136,7 @@ def find(clip: Clip, *, feet: FeetSpec | None = None) -> Body:
     reach, main = _reach(kids, bone, end_len)
     frames = _sample_frames(clip)
     static = _static(clip, frames)
-    root = clip.root if J else 0
+    root = clip._root if clip._root is not None else clip._find_root()
     evidence: dict[str, str] = {}
     notes: list[str] = []
 
@@ -183,6 +183,8 @@ def find(clip: Clip, *, feet: FeetSpec | None = None) -> Body:
     arms: dict[str, list[int]] = {}
     if ankles is not None:
         pelvis = _common_ancestor(parents, *ankles)
+        if clip._root is None:
+            root = _motion_root(clip, pelvis, root)
         chains = [_leg_chain(parents, bone, main, pelvis, a) for a in ankles]
         spine, head = _spine(names, parents, kids, reach, pelvis, set(chains[0] + chains[1]))
         if user_up is None and wpos.shape[0]:
@@ -284,6 +286,17 @@ def _static(clip: Clip, frames: np.ndarray) -> list[int]:
         if parent >= 0 and not still[parent]:
             still[j] = False
     return [int(j) for j in np.flatnonzero(still)]
+
+
+def _motion_root(clip: Clip, pelvis: int, fallback: int) -> int:
+    """The joint that carries the travel: the first on the way down to the pelvis whose position
+    channels move (a still dummy root above the hips is passed; a rig's other moving bones, such as
+    Rigify's MCH-eyes_parent, are never it)."""
+    for j in skeleton.chain(clip.parents, pelvis):
+        if any(c.endswith("position") for c in clip.channels[j]) and bool(
+                (clip.positions[:, j] != clip.positions[:1, j]).any()):
+            return j
+    return fallback if fallback in skeleton.chain(clip.parents, pelvis) else pelvis
 
 
 def _sample_frames(clip: Clip) -> np.ndarray:

@@ -145,10 +145,11 @@ class Clip:
     # -- overridable facts ------------------------------------------------------------------
     @property
     def root(self) -> int:
-        """Index of the motion root: the first joint whose position channels move, so a static
-        dummy ROOT above the hips is skipped."""
+        """Index of the motion root: the first joint on the way down to the pelvis (the body
+        map's) whose position channels move, so a static dummy ROOT above the hips is skipped;
+        without legs, the first joint whose position channels move."""
         if self._root is None:
-            self._root = self._find_root()
+            self._root = self.body.root
         return self._root
 
     @root.setter

@@ -196,3 +196,17 @@ def zero_length_ends(clip: Clip) -> Variant:
 def world(clip: Clip) -> np.ndarray:
     """[T, J, 3] world joint positions."""
     return clip.fk()[1]
+
+
+def moving_bone_first(clip: Clip) -> Variant:
+    """A top-level bone that moves on its own, listed before the skeleton (as a rig's helper,
+    Rigify's MCH-eyes_parent, comes before its deform bones): not the motion root."""
+    T, J = clip.n_frames, clip.n_joints
+    parents = [-1] + [p + 1 if p >= 0 else -1 for p in clip.parents]
+    rot = np.concatenate([np.tile([1.0, 0, 0, 0], (T, 1, 1)), clip.rotations], axis=1)
+    wobble = np.zeros((T, 1, 3))
+    wobble[:, 0, 0] = np.sin(np.arange(T) / 7.0)
+    pos = np.concatenate([wobble, clip.positions], axis=1)
+    off = np.concatenate([np.zeros((1, 3)), clip.offsets])
+    return _with_joints(clip, parents, ["MCH-eyes_parent", *clip.names], off, rot, pos, clip.end_parents + 1,
+                        clip.end_offsets), np.arange(J) + 1

@@ -90,6 +90,7 @@ def _variants(clip: Clip, unit: float, legs: dict[str, list[int]]) -> dict[str, 
         "inches": (V.scaled(clip, unit / 0.0254), 0.0254),
         "no names": (V.renamed(clip, legs, None), unit),
         "dummy root": (V.dummy_root(clip), unit),
+        "a moving helper bone first": (V.moving_bone_first(clip), unit),
         "End Sites as joints": (V.end_sites_as_joints(clip), unit),
         "zero-length end joints": (V.zero_length_ends(clip), unit),
     }
@@ -104,7 +105,8 @@ def _variants(clip: Clip, unit: float, legs: dict[str, list[int]]) -> dict[str, 
 
 
 VARIANT_NAMES = ["fresh", "bones along +X", "random rest frames", "arms-down rest", "Z-up", "meters", "cm",
-                 "inches", "no names", "dummy root", "End Sites as joints", "zero-length end joints",
+                 "inches", "no names", "dummy root", "a moving helper bone first", "End Sites as joints",
+                 "zero-length end joints",
                  *[f"{c} names" for c in V.CONVENTIONS], "+X bones, no names, Z-up, cm"]
 
 
@@ -134,6 +136,7 @@ def test_the_same_world_motion_in_another_convention_reads_the_same(source: str,
     for s in "LR":
         assert [j for j in b.legs[s] if j in kept] == [int(index[j]) for j in legs[s]], s
         assert [j for j in b.feet[s] if j in kept] == [int(index[j]) for j in legs[s][2:]], s
+    assert other.root == int(index[clip.root])
     z_up = "Z-up" in variant
     np.testing.assert_array_equal(other.up, [0.0, 0.0, 1.0] if z_up else [0.0, 1.0, 0.0])
     assert other.meters_per_unit == unit
