@@ -33,3 +33,19 @@ def cmu_path(name: str) -> Path:
     if not path.is_file():
         pytest.fail(f"missing test fixture {path} (copy it from ../shared/bvh/)")
     return path
+
+
+BANDAI_DIR = DATA / "bandai"
+
+
+def bandai_path(name: str) -> Path:
+    """Path of a Bandai take by file stem ('dataset-1_walk_normal_001'); fails when missing."""
+    path = BANDAI_DIR / f"{name}.bvh"
+    if not path.is_file():
+        pytest.fail(f"missing test fixture {path} (copy it from ../shared/bvh-bandai/)")
+    return path
+
+
+def take_path(name: str) -> Path:
+    """A CMU clip name ('02_01') or a Bandai file stem."""
+    return cmu_path(name) if name in CMU else bandai_path(name)

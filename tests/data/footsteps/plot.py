@@ -34,7 +34,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from fixtures import cmu_path  # noqa: E402
+from fixtures import take_path  # noqa: E402
 
 from core import bvh  # noqa: E402
 from core.clip import Clip  # noqa: E402
@@ -82,7 +82,7 @@ def read_labels(path: Path, clip: str) -> list[list[str]]:
 
 
 def plot(name: str, first: int, last: int | None, out: Path, bare: bool = False, minor: int = 5) -> None:
-    clip = bvh.load(cmu_path(name))
+    clip = bvh.load(take_path(name))
     last = clip.n_frames - 1 if last is None else min(last, clip.n_frames - 1)
     tracks = foot_tracks(clip)
     frames = np.arange(first, last + 1)
