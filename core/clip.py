@@ -32,6 +32,12 @@ COMMON_FPS = (24.0, 25.0, 30.0, 48.0, 50.0, 60.0, 72.0, 90.0, 100.0, 120.0, 125.
               23.976, 29.97, 59.94, 119.88)
 
 
+# A clip this short whose last frame repeats its first pose is a pre-cut loop; the repeat is a
+# fraction of a frame's step (Bandai's loops: 0 to 0.53 of theirs; the end of a longer take that
+# stops where it started: 2 and more).
+_LOOP_SECONDS = 3.0
+_SEAM_STEPS = 0.6
+
 # Constructor arguments the body map is read from: a copy that changes one reads its own.
 _BODY_INPUTS = ("names", "parents", "offsets", "end_parents", "end_offsets", "root", "up", "forward",
                 "meters_per_unit")
@@ -70,7 +76,7 @@ class Clip:
         end_parents: Sequence[int] | np.ndarray | None = None,
         end_offsets: np.ndarray | None = None,
         events: Mapping[str, Any] | None = None,
-        loop: bool = False,
+        loop: bool | None = None,
         name: str = "",
         root: int | None = None,
         up: Sequence[float] | np.ndarray | None = None,
@@ -106,7 +112,8 @@ class Clip:
                                         (E, 3), "end_offsets")
         self.events: dict[str, np.ndarray] = {
             k: np.asarray(v, dtype=np.float64).reshape(-1) for k, v in (events or {}).items()}
-        self.loop = bool(loop)
+        self._loop = None if loop is None else bool(loop)
+        self._repeats: bool | None = None
         self.name = name
         self._root = root
         self._up = None if up is None else _unit(up)
@@ -219,6 +226,32 @@ class Clip:
         self._body = None
 
     @property
+    def loop(self) -> bool:
+        """The clip is one closed cycle: set, else True when its last frame repeats its first pose
+        (a pre-cut loop, as game and dataset loops are cut) and it lasts a cycle (at most 3 s)."""
+        if self._loop is None:
+            self._loop = self.duration <= _LOOP_SECONDS and self.seam_repeats
+        return self._loop
+
+    @loop.setter
+    def loop(self, value: bool) -> None:
+        self._loop = bool(value)
+
+    @property
+    def seam_repeats(self) -> bool:
+        """The last frame repeats the first pose (joint rotations within 0.6 of the take's median
+        step between frames; the root may have travelled): a loop's seam frame, counted once."""
+        if self._repeats is None:
+            self._repeats = self._find_repeat()
+        return self._repeats
+
+    @property
+    def loop_frames(self) -> int:
+        """Frames in one cycle when analysed as a loop: n_frames - 1 when the last frame repeats
+        the first pose, else n_frames."""
+        return self.n_frames - 1 if self.seam_repeats and self.n_frames > 2 else self.n_frames
+
+    @property
     def motion_start(self) -> int:
         """First captured frame: 1 when frame 0 is a converter T-pose (its pose step to frame 1 is
         more than 3x the clip's 99th-percentile step), else 0."""
@@ -245,6 +278,13 @@ class Clip:
             if np.any(self.positions[:, j] != self.positions[:1, j]):
                 return j
         return has_pos[0] if has_pos else 0
+
+    def _find_repeat(self) -> bool:
+        if self.n_frames < 4 or self.n_joints == 0:
+            return False
+        step = float(np.median(quat.angle(self.rotations[1:], self.rotations[:-1]).mean(axis=-1)))
+        seam = float(quat.angle(self.rotations[-1], self.rotations[0]).mean())
+        return step > 0.0 and seam < _SEAM_STEPS * step
 
     def _find_motion_start(self) -> int:
         if self.n_frames < 3:
@@ -274,7 +314,7 @@ class Clip:
             "names": self.names, "parents": self.parents, "offsets": self.offsets,
             "rotations": self.rotations, "positions": self.positions, "fps": self.fps,
             "channels": self.channels, "end_parents": self.end_parents,
-            "end_offsets": self.end_offsets, "events": self.events, "loop": self.loop,
+            "end_offsets": self.end_offsets, "events": self.events, "loop": self._loop,
             "name": self.name, "root": self._root, "up": self._up, "forward": self._forward,
             "meters_per_unit": self._meters_per_unit, "motion_start": self._motion_start,
             "body": self._body,

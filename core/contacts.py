@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import body, skeleton
+from . import body, quat, skeleton
 from .clip import Clip
 
 # Central differences reach this far each side: two frames at 120 fps, past one frame's jitter.
@@ -43,8 +43,20 @@ _MEDIAN_SECONDS = 1.0 / 24.0  # the speed's median filter: 5 frames at 120 fps
 # The slopes compared to find a knee each span this long: six frames at 120 fps. Set on the
 # hand-labelled takes, where 5 to 7 frames find every touchdown (tests/data/footsteps/README.md).
 _KNEE_SECONDS = 0.05
-# A foot this fast is swinging: a touchdown is searched after the last such frame.
-_SWING_MPS = 2.0
+# Auto thresholds: fractions of the take's own spread from stance speed (5th percentile of the
+# feet's speeds) to swing speed (98th), with floors in leg lengths per second so that a standing
+# take's jitter makes no step, and heights in leg lengths (0.15 m for a 0.85 m leg).
+_SEED = 0.12  # a contact gets this slow at least once
+_SEED_LEGS = 0.1
+_EXIT = 0.35  # and lasts while slower than this
+_EXIT_LEGS = 0.5
+_HEIGHT_LEGS = 0.18  # with its lowest point this near the floor
+_SWING = 0.6  # a foot faster than this fraction of swing speed is swinging
+_TOUCH = 0.4  # a touchdown is slower than this fraction of swing speed
+_TOUCH_LEGS = 0.012  # with its leading point within 1 cm of its standing height
+_KNEE_AFTER_LANDING = 0.05  # seconds: the knee is looked for this long after the landing
+_REST = 0.05  # a foot this far from stance to swing speed has come to rest
+_LIFT_LEGS = 0.018  # a planted foot lifts when its nearest point rises 1.5 cm
 
 FootSpec = Mapping[str, str | int | Sequence[str | int]]
 
@@ -66,22 +78,28 @@ def default_feet(clip: Clip) -> dict[str, list[int]]:
     return {side: list(joints) for side, joints in body.feet.items()}
 
 
-def contacts(clip: Clip, *, feet: FootSpec | None = None, speed_mps: float = 0.15,
+def contacts(clip: Clip, *, feet: FootSpec | None = None, speed_mps: float | None = None,
              floor: str | float | None = "local", min_duration: float = 0.05,
-             frames: tuple[int, int | None] | None = None, window: int | None = None, exit_mps: float = 1.0,
-             height_m: float = 0.15, floor_seconds: float = 1.0) -> dict[str, np.ndarray]:
+             frames: tuple[int, int | None] | None = None, window: int | None = None,
+             exit_mps: float | None = None, height_m: float | None = None,
+             floor_seconds: float = 1.0, thresholds: Thresholds | None = None) -> dict[str, np.ndarray]:
     """{foot: bool [T]}: the frames where each foot is planted (False outside the analysed range).
 
     feet: None for the body map's feet, keys 'L' and 'R' (default_feet); {name: ankle} by joint
         name or index, e.g. {'L': 'LeftFoot', 'R': 'RightFoot'} (the ankle and every joint below
         it); or {name: [joint, ...]}, exactly those joints. Each foot is tracked at its joints and
         at their End Sites.
-    speed_mps: a contact gets this slow at least once (m/s).
+    speed_mps: a contact gets this slow at least once (m/s). None (Auto): the take's stance speed
+        plus 12 % of its spread to swing speed, at least 0.1 leg lengths per second.
     exit_mps: a contact lasts while the foot stays slower than this (m/s); the lift is where the
-        speed crosses it.
+        speed crosses it. None (Auto): stance speed plus 35 % of the spread, at least half a leg
+        length per second and twice speed_mps.
     floor: 'local' (running minimum of the feet's lowest points over floor_seconds), None (no
         height test), or a fixed floor height along clip.up in file units. A planted foot's
-        lowest point is at most height_m meters above it.
+        lowest point is at most height_m meters above it (None: 0.18 leg lengths, 15 cm for a
+        0.85 m leg). `thresholds()` says what was used.
+    thresholds: use these (e.g. another take's `thresholds()`, to read a library alike) instead of
+        the take's own; speed_mps, exit_mps and height_m are then ignored.
     min_duration: seconds; gaps between contacts shorter than this are filled first, then
         shorter contacts dropped.
     frames: (first, stop) frames analysed, stop excluded (stop None: to the end). Default
@@ -93,15 +111,15 @@ def contacts(clip: Clip, *, feet: FootSpec | None = None, speed_mps: float = 0.1
     """
     found = _detect(clip, feet=feet, speed_mps=speed_mps, floor=floor, min_duration=min_duration,
                    frames=frames, window=window, exit_mps=exit_mps, height_m=height_m,
-                   floor_seconds=floor_seconds)
+                   floor_seconds=floor_seconds, thresholds=thresholds)
     return {name: d.mask for name, d in found.items()}
 
 
 def footsteps(clip: Clip, *, lifts: bool = False, feet: FootSpec | None = None,
-              speed_mps: float = 0.15, floor: str | float | None = "local",
+              speed_mps: float | None = None, floor: str | float | None = "local",
               min_duration: float = 0.05, frames: tuple[int, int | None] | None = None,
-              window: int | None = None, exit_mps: float = 1.0, height_m: float = 0.15,
-              floor_seconds: float = 1.0) -> dict[str, np.ndarray]:
+              window: int | None = None, exit_mps: float | None = None, height_m: float | None = None,
+              floor_seconds: float = 1.0, thresholds: Thresholds | None = None) -> dict[str, np.ndarray]:
     """{"FootDown_L": times, "FootDown_R": times}: touchdowns in seconds (frame / fps), sorted,
     sub-frame; with lifts=True also "FootUp_L" and "FootUp_R". Keys follow the names of `feet`.
 
@@ -113,7 +131,7 @@ def footsteps(clip: Clip, *, lifts: bool = False, feet: FootSpec | None = None,
     """
     found = _detect(clip, feet=feet, speed_mps=speed_mps, floor=floor, min_duration=min_duration,
                    frames=frames, window=window, exit_mps=exit_mps, height_m=height_m,
-                   floor_seconds=floor_seconds)
+                   floor_seconds=floor_seconds, thresholds=thresholds)
     out = {f"FootDown_{name}": d.downs / clip.fps for name, d in found.items()}
     if lifts:
         out.update({f"FootUp_{name}": d.ups / clip.fps for name, d in found.items()})
@@ -171,22 +189,47 @@ def phase(clip: Clip, steps: Mapping[str, Any] | None = None, ref_foot: str = "L
 # -- detection ------------------------------------------------------------------------------------
 
 
-def _detect(clip: Clip, *, feet: FootSpec | None, speed_mps: float, floor: str | float | None,
+class Thresholds(NamedTuple):
+    """What contact detection used on a take, meters and m/s: the auto values scale with the
+    body (leg length) and the take (its own swing and stance speeds)."""
+
+    speed_mps: float  # a contact gets this slow at least once
+    exit_mps: float  # and lasts while the foot is slower than this
+    height_m: float  # with its lowest point this near the floor
+    swing_mps: float  # a foot this fast is swinging: touchdowns are searched after it
+    touch_m: float  # a touchdown has the foot's leading point this near its standing height
+    touch_mps: float  # and the foot slower than this
+    rest_mps: float  # a foot this slow has come to rest: the touchdown is before
+    lift_m: float  # a planted foot whose nearest point rises this far off its standing height lifts
+    leg_m: float  # hip to ankle
+    stance_seen_mps: float  # the take's planted-foot speed (5th percentile of both feet)
+    swing_seen_mps: float  # its swing speed (98th percentile)
+
+
+def thresholds(clip: Clip, *, feet: FootSpec | None = None, speed_mps: float | None = None,
+               exit_mps: float | None = None, height_m: float | None = None,
+               frames: tuple[int, int | None] | None = None) -> Thresholds:
+    """The thresholds `contacts` and `footsteps` use on this clip with these options."""
+    return _measure(clip, feet, frames, None)[1](speed_mps, exit_mps, height_m)
+
+
+def _detect(clip: Clip, *, feet: FootSpec | None, speed_mps: float | None, floor: str | float | None,
             min_duration: float, frames: tuple[int, int | None] | None, window: int | None,
-            exit_mps: float, height_m: float, floor_seconds: float) -> dict[str, _Detection]:
+            exit_mps: float | None, height_m: float | None, floor_seconds: float,
+            thresholds: Thresholds | None = None) -> dict[str, _Detection]:
     """{foot: _Detection}: what contacts() and footsteps() report, onsets and lifts in frames."""
-    speed_mps = _positive(speed_mps, "speed_mps")
-    exit_mps = _positive(exit_mps, "exit_mps")
-    if exit_mps <= speed_mps:
-        raise ValueError(f"exit_mps ({exit_mps}) must exceed speed_mps ({speed_mps})")
-    height_m = _positive(height_m, "height_m")
+    if speed_mps is not None:
+        speed_mps = _positive(speed_mps, "speed_mps")
+    if exit_mps is not None:
+        exit_mps = _positive(exit_mps, "exit_mps")
+    if height_m is not None:
+        height_m = _positive(height_m, "height_m")
     floor_seconds = _positive(floor_seconds, "floor_seconds")
     min_duration = float(min_duration)
     if not (min_duration >= 0.0 and math.isfinite(min_duration)):
         raise ValueError(f"min_duration must be >= 0 seconds, not {min_duration}")
-    if window is None:
-        window = 2 * int(clip.fps * _MEDIAN_SECONDS // 2) + 1
-    if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1 or window % 2 == 0:
+    if window is not None and (isinstance(window, bool) or not isinstance(window, (int, np.integer))
+                               or window < 1 or window % 2 == 0):
         raise ValueError(f"window must be an odd number of frames >= 1, not {window!r}")
     fixed_floor = None
     if floor is not None and not (isinstance(floor, str) and floor == "local"):
@@ -195,55 +238,131 @@ def _detect(clip: Clip, *, feet: FootSpec | None, speed_mps: float, floor: str |
             raise ValueError(f"floor must be 'local', None or a height in file units, not {floor!r}")
         fixed_floor = float(floor)
 
-    points = _foot_points(clip, feet)
-    first, stop = _frame_range(clip, frames)
-    T, n = clip.n_frames, stop - first
+    seen, choose = _measure(clip, feet, frames, window)
+    th = thresholds if thresholds is not None else choose(speed_mps, exit_mps, height_m)
+    T, first, stop, loop = clip.n_frames, seen.first, seen.stop, seen.loop
+    n = stop - first
     if n < 2:
-        return {name: _Detection(np.zeros(T, bool), np.zeros(0), np.zeros(0)) for name in points}
-    loop = clip.loop and first == 0 and stop == T
-    fps, up, m = clip.fps, clip.up, clip.meters_per_unit
-    rot, pos = clip.fk()
-    ends = clip.end_site_positions(rot, pos)
-    travel = np.zeros(3)
-    if loop:
-        # The frame after the last is frame 0 moved on by one cycle's travel over the floor.
-        root = pos[:, clip.root] * m
-        travel = (root[-1] - root[0]) * n / (n - 1)
-        travel -= up * (travel @ up)
-
-    span = max(1, round(fps * _SPEED_SECONDS))
-    speeds, lows = {}, {}
-    for name, (joints, sites) in points.items():
-        p = np.concatenate([pos[first:stop][:, joints], ends[first:stop][:, sites]], axis=1) * m
-        speeds[name] = _median(_speed(p, span, fps, loop, travel), window, loop)
-        lows[name] = (p @ up).min(axis=1)
-    if floor is None:
-        near = {name: np.ones(n, bool) for name in points}
+        return {name: _Detection(np.zeros(T, bool), np.zeros(0), np.zeros(0)) for name in seen.speeds}
+    fps = clip.fps
+    if fixed_floor is None:
+        radius = max(1, round(floor_seconds * fps / 2.0))
+        lows = np.min(np.stack([h.min(axis=1) for h in seen.heights.values()]), axis=0)
+        level = _running_min(lows, radius, loop)
     else:
-        if fixed_floor is None:
-            radius = max(1, round(floor_seconds * fps / 2.0))
-            level = _running_min(np.min(np.stack(list(lows.values())), axis=0), radius, loop)
-        else:
-            level = np.full(n, fixed_floor * m)
-        near = {name: lows[name] - level <= height_m for name in points}
+        level = np.full(n, fixed_floor * clip.meters_per_unit)
+    near, down = {}, {}
+    for name, h in seen.heights.items():
+        # [n, K] each point over the floor: how touchdowns and lifts are placed, with or without
+        # the height test (floor=None) on what is a contact.
+        down[name] = h - level[:, None]
+        near[name] = down[name].min(axis=1) <= th.height_m if floor is not None else np.ones(n, bool)
 
     min_frames = max(1, math.ceil(min_duration * fps - 1e-9))
     knee_frames = max(2, round(fps * _KNEE_SECONDS))
+    reach = _KNEE_AFTER_LANDING * fps
     out = {}
-    for name in points:
-        s = speeds[name]
-        mask, downs, ups = _track(s, s < speed_mps, s < exit_mps, near[name], exit_mps, min_frames,
-                                  knee_frames, loop)
+    for name, s in seen.speeds.items():
+        mask, downs, ups = _track(s, s < th.speed_mps, s < th.exit_mps, near[name], down[name], th,
+                                  min_frames, knee_frames, reach, loop)
         full = np.zeros(T, bool)
         full[first:stop] = mask
+        if loop and stop < T:  # the repeated seam frame is frame 0 again
+            full[stop:] = mask[0]
         out[name] = _Detection(full, downs + first, ups + first)
     return out
 
 
-def _track(s: np.ndarray, slow: np.ndarray, moving_slowly: np.ndarray, near: np.ndarray, exit_mps: float,
-           min_frames: int, knee_frames: int, loop: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One foot over n frames: (mask [n], onsets, lifts), the times in fractional frames."""
+class _Seen(NamedTuple):
+    """Per-foot speed [n] (m/s) and point heights [n, K] (m, along up) over frames first..stop."""
+
+    first: int
+    stop: int
+    loop: bool
+    speeds: dict[str, np.ndarray]
+    heights: dict[str, np.ndarray]
+
+
+def _measure(clip: Clip, feet: FootSpec | None, frames: tuple[int, int | None] | None,
+             window: int | None) -> tuple[_Seen, Any]:
+    """What the feet do over the analysed frames, and the threshold chooser for them (from the
+    whole take, so analysing part of it uses the take's thresholds)."""
+    points = _foot_points(clip, feet)
+    seen = _seen(clip, points, frames, window)
+    whole = seen if frames is None else _seen(clip, points, None, window)
+    leg = _leg_m(clip, points)
+    pooled = np.concatenate(list(whole.speeds.values())) if whole.speeds else np.zeros(1)
+    stance = float(np.percentile(pooled, 5))
+    swing = float(np.percentile(pooled, 98))
+
+    def choose(speed_mps: float | None, exit_mps: float | None, height_m: float | None) -> Thresholds:
+        spread = max(swing - stance, 0.0)
+        # Floors in leg lengths per second: a standing take's jitter is no step.
+        seed = speed_mps if speed_mps is not None else max(stance + _SEED * spread, _SEED_LEGS * leg)
+        leave = max(stance + _EXIT * spread, _EXIT_LEGS * leg, 2.0 * seed)
+        leave = exit_mps if exit_mps is not None else leave
+        if leave <= seed:
+            raise ValueError(f"the lift speed ({leave:g} m/s) must exceed the foot speed ({seed:g} m/s)")
+        return Thresholds(speed_mps=seed, exit_mps=leave,
+                          height_m=height_m if height_m is not None else _HEIGHT_LEGS * leg,
+                          swing_mps=max(_SWING * swing, leave), touch_m=_TOUCH_LEGS * leg,
+                          touch_mps=_TOUCH * swing, rest_mps=min(stance + _REST * spread, seed),
+                          lift_m=_LIFT_LEGS * leg,
+                          leg_m=leg, stance_seen_mps=stance,
+                          swing_seen_mps=swing)
+
+    return seen, choose
+
+
+def _seen(clip: Clip, points: Mapping[str, tuple[list[int], list[int]]],
+          frames: tuple[int, int | None] | None, window: int | None) -> _Seen:
+    first, stop = _frame_range(clip, frames)
+    T = clip.n_frames
+    loop = clip.loop and first == 0 and stop == T
+    if loop:
+        stop = clip.loop_frames  # a repeated seam frame is counted once
+    n = stop - first
+    fps, up, m = clip.fps, clip.up, clip.meters_per_unit
+    if window is None:
+        window = 2 * int(fps * _MEDIAN_SECONDS // 2) + 1
+    speeds: dict[str, np.ndarray] = {}
+    heights: dict[str, np.ndarray] = {}
+    if n >= 2:
+        rot, pos = quat.fk(clip.rotations[first:T], clip.positions[first:T], clip.parents)
+        ends = clip.end_site_positions(rot, pos)
+        travel = np.zeros(3)
+        if loop:
+            # The frame after the last is frame 0 moved on by one cycle's travel over the floor.
+            root = pos[:, clip.root] * m
+            travel = root[-1] - root[0] if stop < T else (root[-1] - root[0]) * n / (n - 1)
+            travel -= up * (travel @ up)
+        span = max(1, round(fps * _SPEED_SECONDS))
+        for name, (joints, sites) in points.items():
+            p = np.concatenate([pos[:n][:, joints], ends[:n][:, sites]], axis=1) * m
+            speeds[name] = _median(_speed(p, span, fps, loop, travel), window, loop)
+            heights[name] = p @ up
+    return _Seen(first, stop, loop, speeds, heights)
+
+
+def _leg_m(clip: Clip, points: Mapping[str, tuple[list[int], list[int]]]) -> float:
+    """Hip to ankle in meters: the body map's legs, else half the standing height."""
+    legs = clip.body.legs
+    bone = np.linalg.norm(clip.offsets, axis=-1)
+    lengths = []
+    for side, leg in legs.items():
+        ankle = clip.body.feet[side][0]
+        lengths.append(float(bone[leg[1:leg.index(ankle) + 1]].sum()) if ankle in leg else 0.0)
+    leg_units = max(lengths) if lengths and max(lengths) > 0 else 0.5 * clip.height
+    return leg_units * clip.meters_per_unit
+
+
+def _track(s: np.ndarray, slow: np.ndarray, moving_slowly: np.ndarray, near: np.ndarray, above: np.ndarray,
+           th: Thresholds, min_frames: int, knee_frames: int, reach: float,
+           loop: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One foot over n frames: (mask [n], onsets, lifts), the times in fractional frames.
+    `above` [n, K] is how far (m) each of the foot's points is above the floor."""
     n = s.size
+    exit_mps = th.exit_mps
     seed, grow = slow & near, moving_slowly & near
     shift = 0
     if loop:
@@ -251,7 +370,7 @@ def _track(s: np.ndarray, slow: np.ndarray, moving_slowly: np.ndarray, near: np.
             return np.full(n, bool(seed.any())), np.zeros(0), np.zeros(0)
         # Start the cycle at its fastest free frame: no contact wraps past it.
         shift = int(np.argmax(np.where(grow, -np.inf, s)))
-        s, seed, grow, near = (np.roll(x, -shift) for x in (s, seed, grow, near))
+        s, seed, grow, near, above = (np.roll(x, -shift, axis=0) for x in (s, seed, grow, near, above))
     starts, stops = _runs(grow)
     keep = np.array([seed[a:b].any() or (not loop and (a == 0 or b == n))
                      for a, b in zip(starts, stops, strict=True)], dtype=bool)
@@ -271,28 +390,50 @@ def _track(s: np.ndarray, slow: np.ndarray, moving_slowly: np.ndarray, near: np.
     for k, (a, b) in enumerate(zip(starts, stops, strict=True)):
         planted = a + np.flatnonzero(seed[a:b])
         first_slow = int(planted[0]) if planted.size else int(b - 1)  # a run off the clip's end
+        # Each point's own standing height in this contact (a heel strike lands the ankle at its
+        # height, a forefoot landing the toe; real floors are not level).
+        stand = np.median(above[planted], axis=0) if planted.size else above[b - 1]
+        down = (above - stand).min(axis=1)
         # Touchdown: the knee after the foot last swung (or since the previous contact).
         if a == 0 and not loop:
             has_down[k] = False
         else:
             since = int(stops[k - 1]) if k > 0 else 0
-            swing = since + np.flatnonzero(s[since:first_slow + 1] > _SWING_MPS)
-            if not swing.size and k == 0 and not loop and near[:first_slow + 1].all():
-                # On the floor and never swinging since the clip began: it landed before that.
+            swing = since + np.flatnonzero(s[since:first_slow + 1] > th.swing_mps)
+            if not swing.size and k == 0 and not loop and down[0] <= th.touch_m and s[0] <= th.touch_mps:
+                # Standing at the first analysed frame, not swinging since: it landed before.
                 downs[k], has_down[k] = 0.0, False
             else:
                 lo = max(int(swing[-1]) if swing.size else since, _run_start(near, first_slow))
-                knee = _knee(bend, lo, first_slow)
-                downs[k] = a if knee is None else knee
-        # Lift: the speed crossing exit_mps (or the last frame on the floor).
-        if b == n and not loop:
+                # The knee of the speed's fall as the foot reaches the floor: never while it is
+                # still above the floor and moving fast (at a low frame rate the knee of 2-frame
+                # slopes comes early), nor long after it landed (a foot that lands flat falls
+                # to rest without a knee).
+                landed = _landing(s, down, lo, first_slow, th.touch_m, th.touch_mps)
+                # The fall ends where the foot comes to rest: past the contact's first slow frame
+                # when the take's threshold is high (a run's planted foot still rolls).
+                still = a + np.flatnonzero(s[a:b] <= th.rest_mps)
+                rest = max(first_slow, int(still[0])) if still.size else first_slow
+                hi = rest if landed is None else min(rest, math.floor(landed + reach))
+                knee = _knee(bend, lo, hi)
+                at = float(a) if knee is None else knee
+                downs[k] = at if landed is None else min(max(at, landed), float(rest))
+        # Lift: the speed crossing exit_mps, or the last point leaving the floor if that comes
+        # first (a hop's foot rises before it is fast).
+        last_slow = int(planted[-1]) if planted.size else a
+        off = last_slow + np.flatnonzero(down[last_slow:b] > th.lift_m)
+        if off.size and off[0] > a:
+            f = int(off[0])
+            ups[k] = f - 1 + (th.lift_m - down[f - 1]) / (down[f] - down[f - 1])
+        elif b == n and not loop:
             has_up[k] = False
         elif s_next[b] >= exit_mps > s[b - 1]:
             ups[k] = b - 1 + (exit_mps - s[b - 1]) / (s_next[b] - s[b - 1])
-    # The knees may shorten a contact: the minimum duration holds for what is reported.
+    # The knees may shorten a contact: the minimum duration holds for what is reported (not for
+    # a contact running off either end of a clip: it goes on outside it).
     first = np.ceil(downs - 1e-9).astype(np.int64)
     last = np.floor(ups + 1e-9).astype(np.int64)
-    long = (last - first + 1) >= min_frames
+    long = ((last - first + 1) >= min_frames) | ~has_down | ~has_up
     downs, ups, has_down, has_up = downs[long], ups[long], has_down[long], has_up[long]
     mask = np.zeros(n, bool)
     for d, u in zip(downs, ups, strict=True):
@@ -300,6 +441,23 @@ def _track(s: np.ndarray, slow: np.ndarray, moving_slowly: np.ndarray, near: np.
     if loop:
         return np.roll(mask, shift), np.sort(np.mod(downs + shift, n)), np.sort(np.mod(ups + shift, n))
     return mask, downs[has_down], ups[has_up]
+
+
+def _landing(s: np.ndarray, down: np.ndarray, lo: int, hi: int, touch_m: float,
+             touch_mps: float) -> float | None:
+    """Fractional frame in [lo, hi] where the foot first has its leading point within touch_m of
+    its standing height and is slower than touch_mps (each crossing interpolated between
+    frames, the later of the two); None when it never does."""
+    ok = (down[lo:hi + 1] <= touch_m) & (s[lo:hi + 1] <= touch_mps)
+    if not ok.any():
+        return None
+    f = lo + int(np.argmax(ok))
+    if f == lo:
+        return float(f)
+    crossings = [f - 1 + (float(x[f - 1]) - limit) / (float(x[f - 1]) - float(x[f]))
+                 for x, limit in ((down, touch_m), (s, touch_mps))
+                 if float(x[f - 1]) > limit >= float(x[f])]
+    return max(crossings) if crossings else float(f)
 
 
 def _bend(s: np.ndarray, w: int, loop: bool) -> np.ndarray:

@@ -35,7 +35,7 @@ class Settings:
 
     window: float = 0.5
     sigma: float = 1 / 120
-    speed_mps: float = 0.15
+    speed_mps: float | None = None  # foot speed threshold, m/s; None: Auto (contacts.thresholds)
     feet: tuple[str, str] | None = None  # (left, right) ankle names, where the body map's are wrong
 
     def digest(self, source: bytes) -> str:
@@ -96,6 +96,19 @@ def clip_arrays(path: str | os.PathLike[str], settings: Settings = Settings()) -
         out[f"event_{track}"] = np.stack([sin, cos], axis=1)
         out[f"event_{track}_times"] = np.asarray(tracks[track], dtype=np.float64)
     return out
+
+
+def speed_arg(text: str) -> float | None:
+    """`--speed auto|M`: None for auto, else a positive number of m/s."""
+    if text.strip().lower() == "auto":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected auto or a speed in m/s, not {text!r}") from None
+    if not (value > 0.0 and value < float("inf")):
+        raise argparse.ArgumentTypeError(f"the speed must be positive, not {text!r}")
+    return value
 
 
 def output_path(source: Path, out_dir: Path) -> Path:
@@ -205,7 +218,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
     parser.add_argument("--window", type=float, default=0.5, help="event encoding window, seconds")
     parser.add_argument("--sigma", type=float, default=1 / 120, help="event smoothing, seconds")
-    parser.add_argument("--speed", type=float, default=0.15, help="foot contact speed, m/s")
+    parser.add_argument("--speed", type=speed_arg, default=None, metavar="auto|M",
+                        help="foot contact speed in m/s, or auto (default): from the body and the take")
     parser.add_argument("--feet", metavar="LEFT,RIGHT",
                         help="the two ankle joints by name, where the body map finds others")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -151,9 +151,10 @@ def test_feet_given_by_joint_name_match_the_default_and_name_the_tracks(cmu_clip
     assert footsteps(clip, feet=by_name).keys() == {"FootDown_L", "FootDown_R"}
     for key, times in footsteps(clip).items():
         np.testing.assert_array_equal(footsteps(clip, feet=by_name)[key], times)
-    custom = footsteps(clip, feet={"left": ["LeftFoot", "LeftToeBase"]}, lifts=True)
-    assert custom.keys() == {"FootDown_left", "FootUp_left"}
+    custom = footsteps(clip, feet={"left": ["LeftFoot", "LeftToeBase"], "right": "RightFoot"}, lifts=True)
+    assert custom.keys() == {"FootDown_left", "FootUp_left", "FootDown_right", "FootUp_right"}
     np.testing.assert_array_equal(custom["FootDown_left"], footsteps(clip)["FootDown_L"])
+    np.testing.assert_array_equal(custom["FootDown_right"], footsteps(clip)["FootDown_R"])
 
 
 def test_speeds_are_meters_per_second_whatever_the_file_unit(cmu_clips):
@@ -250,29 +251,37 @@ def test_a_contact_across_a_loops_seam_is_one_contact(cmu_clips):
     # One stride from mid-stance of the right foot: its contact runs over the seam.
     a, b = 100, 233
     cycle = clip[a:b].replace(loop=True)
-    planted = find_contacts(cycle)
+    # The take's thresholds on both (a cycle's own speeds would set its own).
+    th = contacts.thresholds(clip)
+    planted = find_contacts(cycle, thresholds=th)
     assert planted["R"][0] and planted["R"][-1]
     edges = np.flatnonzero(np.diff(planted["R"].astype(np.int8)))
     assert edges.size == 2  # one lift and one touchdown inside, the rest wraps
-    looped, straight = footsteps(cycle, lifts=True), footsteps(clip, lifts=True)
+    looped, straight = footsteps(cycle, lifts=True, thresholds=th), footsteps(clip, lifts=True)
     for key in looped:
         assert looped[key].size == 1
         inside = straight[key][(straight[key] > a / clip.fps) & (straight[key] < (b - 1) / clip.fps)]
-        np.testing.assert_allclose(looped[key] + a / clip.fps, inside, atol=1e-9)
+        # Subject 02's floor rises 5-8 cm along the walkway: wrapped, the loop's local floor
+        # mixes both ends of the stride, which moves where a foot is read as landed by a frame
+        # or two (as a loop cut from a sloped floor must).
+        np.testing.assert_allclose(looped[key] + a / clip.fps, inside, atol=2.5 / clip.fps)
 
 
 def test_a_touchdown_just_after_a_loops_seam_is_found_in_the_loop(cmu_clips):
     clip: Clip = cmu_clips("02_01")
     # One stride from frame 198, as the right foot comes down (touchdown at 203). Read straight,
-    # the take starts with the foot landing: no touchdown. As a loop, the swing before the seam
-    # shows it land.
+    # the take starts with the foot above the floor: it lands inside. As a loop, the swing before
+    # the seam shows it land too; the take's thresholds on both.
     a, b = 198, 331
-    plain, looped = clip[a:b], clip[a:b].replace(loop=True)
-    assert footsteps(plain)["FootDown_R"].size == 0
-    down = footsteps(looped)["FootDown_R"] * clip.fps
-    assert down.size == 1
+    th = contacts.thresholds(clip)
+    plain, looped = clip[a:b].replace(loop=False), clip[a:b].replace(loop=True)
     whole = footsteps(clip)["FootDown_R"] * clip.fps
-    assert np.abs(down[0] + a - whole).min() <= TOLERANCE_FRAMES
+    for part in (plain, looped):
+        down = footsteps(part, thresholds=th)["FootDown_R"] * clip.fps
+        assert down.size == 1
+        assert np.abs(down[0] + a - whole).min() <= TOLERANCE_FRAMES
+    # Standing on it at the first frame (a frame after the touchdown) is no touchdown.
+    assert footsteps(clip[206:b], thresholds=th)["FootDown_R"].size == 0
 
 
 # -- a synthetic walker -----------------------------------------------------------------------------
@@ -420,7 +429,7 @@ def test_contacts_and_footsteps_share_their_defaults():
     shared = set(a) - {"clip"}
     assert shared <= set(b)
     assert {k: a[k].default for k in shared} == {k: b[k].default for k in shared}
-    assert a["speed_mps"].default == 0.15 and a["min_duration"].default == 0.05
+    assert a["speed_mps"].default is None and a["min_duration"].default == 0.05  # Auto
     assert a["floor"].default == "local" and a["window"].default is None
 
 

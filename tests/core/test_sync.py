@@ -317,26 +317,26 @@ def body_joints(clip: Clip) -> np.ndarray:
 def test_the_walk_cycle_runs_from_a_left_touchdown_to_the_next(cmu_clips, loops):
     walk, loop = cmu_clips("02_01"), loops["02_01"]
     steps = contacts.footsteps(walk)
-    # Touchdowns L 137.4, 268.1 and R 203.4: frames 137..267, R 66.4 frames in.
+    # Touchdowns L 137.4, 268.1 and R 206.0: frames 137..267, R 69.0 frames in.
     assert loop.loop and loop.n_frames == 131
     body = body_joints(walk)
     np.testing.assert_array_equal(loop.rotations[0, body], walk.rotations[137, body])
     np.testing.assert_array_equal(loop.events["FootDown_L"], [0.0])
     np.testing.assert_allclose(loop.events["FootDown_R"], [steps["FootDown_R"][1] - 137 / 120], atol=1e-12)
-    assert loop.events["FootDown_R"][0] == pytest.approx(0.554, abs=1e-3)
+    assert loop.events["FootDown_R"][0] == pytest.approx(0.575, abs=1e-3)
 
 
 def test_the_jog_has_one_left_to_left_cycle_closed_where_its_pose_matches(cmu_clips, loops):
     jog, loop = cmu_clips("02_03"), loops["02_03"]
     steps = contacts.footsteps(jog)
-    np.testing.assert_allclose(steps["FootDown_L"] * 120, [53.0, 153.5], atol=0.1)
-    # The next touchdown is at 153.5, but frame 147 matches frame 53's pose best within 0.05 s
-    # (the touchdowns are found to a few frames): 94 frames, R 53.8 frames in.
-    assert loop.n_frames == 94
-    np.testing.assert_allclose(loop.events["FootDown_R"] * 120, steps["FootDown_R"][1] * 120 - 53, atol=1e-9)
+    np.testing.assert_allclose(steps["FootDown_L"] * 120, [55.17, 152.0], atol=0.1)
+    # The next touchdown is at 152.0, but frame 148 matches frame 55's pose best within 0.05 s
+    # (the touchdowns are found to a few frames): 93 frames, R 51.0 frames in.
+    assert loop.n_frames == 93
+    np.testing.assert_allclose(loop.events["FootDown_R"] * 120, steps["FootDown_R"][1] * 120 - 55, atol=1e-9)
     body = body_joints(jog)
-    rms = [np.sqrt(np.mean(quat.angle(jog.rotations[53, body], jog.rotations[b, body]) ** 2))
-           for b in (147, 153)]
+    rms = [np.sqrt(np.mean(quat.angle(jog.rotations[55, body], jog.rotations[b, body]) ** 2))
+           for b in (148, 152)]
     assert rms[0] < 0.5 * rms[1]
 
 
@@ -359,7 +359,7 @@ def test_the_seam_step_is_no_larger_than_the_largest_step_inside_the_cycle(name,
     assert np.any(quat.angle(raw[-1], raw[0]) > 1.5 * quat.angle(raw[1:], raw[:-1]).max(axis=0))
 
 
-@pytest.mark.parametrize("name, first", [("02_01", 137), ("02_03", 53)])
+@pytest.mark.parametrize("name, first", [("02_01", 137), ("02_03", 55)])
 def test_a_loop_keeps_its_cycles_displacement_and_turn(name, first, cmu_clips, loops):
     clip, loop = cmu_clips(name), loops[name]
     traj = root.trajectory(clip)
@@ -367,8 +367,10 @@ def test_a_loop_keeps_its_cycles_displacement_and_turn(name, first, cmu_clips, l
     disp, turn = sync.cycle_travel(loop)
     world = quat.mul_vec(root.yaw_quat(traj.heading[first], clip.up), disp)
     # The seam step is the mean of its neighbours (the loop convention), not frame b's own step.
-    assert np.linalg.norm(world - (traj.position[last] - traj.position[first])) * clip.meters_per_unit < 1e-3
-    assert turn == pytest.approx(traj.heading[last] - traj.heading[first], abs=2e-3)
+    assert np.linalg.norm(world - (traj.position[last] - traj.position[first])) * clip.meters_per_unit < 2e-3
+    # The pelvis yaw swings a few degrees within each stride: the seam's mean step reads it to
+    # a third of a degree.
+    assert turn == pytest.approx(traj.heading[last] - traj.heading[first], abs=6e-3)
     straight = sync.loop_cycle(clip, straighten=True)
     s_disp, s_turn = sync.cycle_travel(straight)
     assert abs(s_turn) < 1e-12
@@ -390,12 +392,12 @@ def test_a_loop_made_into_a_loop_again_is_unchanged(loops):
 
 def test_frames_pick_any_cycle_and_a_clip_without_two_left_touchdowns_says_so(cmu_clips):
     jog = cmu_clips("02_03")
-    # Right touchdowns at 9.5 and 106.8: an R->R cycle from frame 9 to 106.
-    right = sync.loop_cycle(jog, frames=(9, 107))
-    assert right.n_frames == 98
+    # Right touchdowns at 9.5 and 106.0: an R->R cycle from frame 9 to 105.
+    right = sync.loop_cycle(jog, frames=(9, 106))
+    assert right.n_frames == 97
     np.testing.assert_array_equal(right.events["FootDown_R"], [0.0])
-    np.testing.assert_allclose(right.events["FootDown_L"] * 120, [53.01 - 9], atol=0.01)
-    with pytest.raises(ValueError, match=r"no two left.*FootDown_L at frames \[53.0\].*frames=\(a, b\)"):
+    np.testing.assert_allclose(right.events["FootDown_L"] * 120, [55.17 - 9], atol=0.01)
+    with pytest.raises(ValueError, match=r"no two left.*FootDown_L at frames \[55.2\].*frames=\(a, b\)"):
         sync.loop_cycle(jog[:120])
     with pytest.raises(ValueError, match="0 <= a < b < 174"):
         sync.loop_cycle(jog, frames=(100, 174))
