@@ -29,6 +29,7 @@ Times are seconds (frame index / fps, so frame 0 is 0 s); frames are 0-based ind
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -133,9 +134,40 @@ def footsteps(clip: Clip, *, lifts: bool = False, feet: FootSpec | None = None,
                    frames=frames, window=window, exit_mps=exit_mps, height_m=height_m,
                    floor_seconds=floor_seconds, thresholds=thresholds)
     out = {f"FootDown_{name}": d.downs / clip.fps for name, d in found.items()}
+    doubt = _doubt(clip, found)
+    if doubt:
+        th = thresholds or _measure(clip, feet, frames, window)[1](speed_mps, exit_mps, height_m)
+        warnings.warn(f"{clip.name or 'the take'}: {doubt} (at {clip.fps:g} fps the feet moved "
+                      f"{th.stance_seen_mps:.2f} m/s planted and {th.swing_seen_mps:.2f} m/s swinging; "
+                      f"contacts were read below {th.speed_mps:.2f} m/s and within "
+                      f"{th.height_m * 100:.0f} cm of the floor). Check the feet Stride found, or set "
+                      f"Foot Speed by hand", ContactWarning, stacklevel=2)
     if lifts:
         out.update({f"FootUp_{name}": d.ups / clip.fps for name, d in found.items()})
     return out
+
+
+class ContactWarning(UserWarning):
+    """Footsteps that look wrong: a foot that never plants, feet that do not alternate."""
+
+
+def _doubt(clip: Clip, found: Mapping[str, _Detection]) -> str:
+    """What looks wrong about two feet's touchdowns, '' when nothing does."""
+    if len(found) != 2:
+        return ""
+    (a, da), (b, db) = found.items()
+    planted = {a: bool(da.mask.any()), b: bool(db.mask.any())}
+    if planted[a] != planted[b]:
+        never = a if not planted[a] else b
+        return f"foot {never} never plants while the other does"
+    t = np.concatenate([da.downs, db.downs])
+    if t.size < 4:
+        return ""
+    side = np.concatenate([np.zeros(da.downs.size), np.ones(db.downs.size)])[np.argsort(t, kind="stable")]
+    repeats = int(np.count_nonzero(side[1:] == side[:-1]))
+    if repeats * 2 > t.size - 1:
+        return f"the feet do not alternate ({repeats} of {t.size - 1} steps repeat a foot)"
+    return ""
 
 
 def phase(clip: Clip, steps: Mapping[str, Any] | None = None, ref_foot: str = "L", *,
@@ -419,11 +451,11 @@ def _track(s: np.ndarray, slow: np.ndarray, moving_slowly: np.ndarray, near: np.
                 at = float(a) if knee is None else knee
                 downs[k] = at if landed is None else min(max(at, landed), float(rest))
         # Lift: the speed crossing exit_mps, or the last point leaving the floor if that comes
-        # first (a hop's foot rises before it is fast).
-        last_slow = int(planted[-1]) if planted.size else a
-        off = last_slow + np.flatnonzero(down[last_slow:b] > th.lift_m)
-        if off.size and off[0] > a:
-            f = int(off[0])
+        # first (a hop's foot rises before it is fast; a tired runner's toe hovers slowly).
+        # The foot is off once it stays above the floor to the end of the slow run.
+        settled = a + np.flatnonzero(down[a:b] <= th.lift_m)
+        if settled.size and settled[-1] < b - 1:
+            f = int(settled[-1]) + 1
             ups[k] = f - 1 + (th.lift_m - down[f - 1]) / (down[f] - down[f - 1])
         elif b == n and not loop:
             has_up[k] = False
