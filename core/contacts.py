@@ -360,17 +360,25 @@ def _seen(clip: Clip, points: Mapping[str, tuple[list[int], list[int]]],
     speeds: dict[str, np.ndarray] = {}
     heights: dict[str, np.ndarray] = {}
     if n >= 2:
-        rot, pos = quat.fk(clip.rotations[first:T], clip.positions[first:T], clip.parents)
-        ends = clip.end_site_positions(rot, pos)
+        # FK along the chains down to the feet and the root only: a third of a skeleton's joints.
+        used = sorted({int(j) for joints, _ in points.values() for k in joints
+                       for j in skeleton.chain(clip.parents, k)}
+                      | set(skeleton.chain(clip.parents, clip.root)))
+        index = np.full(clip.n_joints, -1, dtype=np.int64)
+        index[used] = np.arange(len(used))
+        sub_parents = np.array([index[clip.parents[j]] if clip.parents[j] >= 0 else -1 for j in used])
+        sub_rot, sub_pos = quat.fk(clip.rotations[first:T, used], clip.positions[first:T, used], sub_parents)
         travel = np.zeros(3)
         if loop:
             # The frame after the last is frame 0 moved on by one cycle's travel over the floor.
-            root = pos[:, clip.root] * m
+            root = sub_pos[:, index[clip.root]] * m
             travel = root[-1] - root[0] if stop < T else (root[-1] - root[0]) * n / (n - 1)
             travel -= up * (travel @ up)
         span = max(1, round(fps * _SPEED_SECONDS))
         for name, (joints, sites) in points.items():
-            p = np.concatenate([pos[:n][:, joints], ends[:n][:, sites]], axis=1) * m
+            owner = index[clip.end_parents[sites]]
+            tips = sub_pos[:n, owner] + quat.mul_vec(sub_rot[:n, owner], clip.end_offsets[sites])
+            p = np.concatenate([sub_pos[:n, index[joints]], tips], axis=1) * m
             speeds[name] = _median(_speed(p, span, fps, loop, travel), window, loop)
             heights[name] = p @ up
     return _Seen(first, stop, loop, speeds, heights)
@@ -424,13 +432,14 @@ def _track(s: np.ndarray, slow: np.ndarray, moving_slowly: np.ndarray, near: np.
         first_slow = int(planted[0]) if planted.size else int(b - 1)  # a run off the clip's end
         # Each point's own standing height in this contact (a heel strike lands the ankle at its
         # height, a forefoot landing the toe; real floors are not level).
-        stand = np.median(above[planted], axis=0) if planted.size else above[b - 1]
-        down = (above - stand).min(axis=1)
+        # (The middle of the sorted heights: np.median's own overhead is most of its cost here.)
+        stand = np.sort(above[planted], axis=0)[planted.size // 2] if planted.size else above[b - 1]
+        since = int(stops[k - 1]) if k > 0 else 0
+        down = (above[since:b] - stand).min(axis=1)  # frames since .. b - 1
         # Touchdown: the knee after the foot last swung (or since the previous contact).
         if a == 0 and not loop:
             has_down[k] = False
         else:
-            since = int(stops[k - 1]) if k > 0 else 0
             swing = since + np.flatnonzero(s[since:first_slow + 1] > th.swing_mps)
             if not swing.size and k == 0 and not loop and down[0] <= th.touch_m and s[0] <= th.touch_mps:
                 # Standing at the first analysed frame, not swinging since: it landed before.
@@ -441,7 +450,8 @@ def _track(s: np.ndarray, slow: np.ndarray, moving_slowly: np.ndarray, near: np.
                 # still above the floor and moving fast (at a low frame rate the knee of 2-frame
                 # slopes comes early), nor long after it landed (a foot that lands flat falls
                 # to rest without a knee).
-                landed = _landing(s, down, lo, first_slow, th.touch_m, th.touch_mps)
+                landed = _landing(s[since:b], down, lo - since, first_slow - since, th.touch_m, th.touch_mps)
+                landed = None if landed is None else landed + since
                 # The fall ends where the foot comes to rest: past the contact's first slow frame
                 # when the take's threshold is high (a run's planted foot still rolls).
                 still = a + np.flatnonzero(s[a:b] <= th.rest_mps)
@@ -453,10 +463,10 @@ def _track(s: np.ndarray, slow: np.ndarray, moving_slowly: np.ndarray, near: np.
         # Lift: the speed crossing exit_mps, or the last point leaving the floor if that comes
         # first (a hop's foot rises before it is fast; a tired runner's toe hovers slowly).
         # The foot is off once it stays above the floor to the end of the slow run.
-        settled = a + np.flatnonzero(down[a:b] <= th.lift_m)
-        if settled.size and settled[-1] < b - 1:
-            f = int(settled[-1]) + 1
-            ups[k] = f - 1 + (th.lift_m - down[f - 1]) / (down[f] - down[f - 1])
+        settled = np.flatnonzero(down[a - since:] <= th.lift_m)
+        if settled.size and settled[-1] < b - a - 1:
+            f = int(settled[-1]) + 1 + a - since
+            ups[k] = f - 1 + since + (th.lift_m - down[f - 1]) / (down[f] - down[f - 1])
         elif b == n and not loop:
             has_up[k] = False
         elif s_next[b] >= exit_mps > s[b - 1]:
