@@ -19,6 +19,7 @@ import numpy as np
 from . import bridge, importer, jobs
 from .core import bvh
 from .core.clip import Clip
+from .core.dataset import speed_arg as dataset_speed
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -51,7 +52,8 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--out", required=True, help=".blend file to write")
     ev.add_argument("--window", type=float, default=0.5, help="encoding window in seconds (0.5)")
     ev.add_argument("--sigma", type=float, default=1 / 120, help="smoothing in seconds (1/120)")
-    ev.add_argument("--speed", type=float, default=0.15, help="foot speed threshold in m/s (0.15)")
+    ev.add_argument("--speed", type=dataset_speed, default=None, metavar="auto|M",
+                    help="foot speed threshold in m/s, or auto (default): from the body and the take")
     ds = sub.add_parser(
         "export-dataset", help="training data: one .npz per BVH clip (see the README schema)",
         description="Export BVH files or folders to one .npz per clip (rotations, world positions, "
@@ -62,7 +64,8 @@ def _parser() -> argparse.ArgumentParser:
                     help="processes; above 1 runs a separate Python on the bundled core (default 1)")
     ds.add_argument("--window", type=float, default=0.5, help="encoding window in seconds (0.5)")
     ds.add_argument("--sigma", type=float, default=1 / 120, help="smoothing in seconds (1/120)")
-    ds.add_argument("--speed", type=float, default=0.15, help="foot speed threshold in m/s (0.15)")
+    ds.add_argument("--speed", type=dataset_speed, default=None, metavar="auto|M",
+                    help="foot speed threshold in m/s, or auto (default): from the body and the take")
     ds.add_argument("--feet", metavar="LEFT,RIGHT",
                     help="the two ankle joints by name, where Stride finds others")
     sb = sub.add_parser(
@@ -234,7 +237,8 @@ def _export_dataset(args: argparse.Namespace) -> int:
         env = dict(os.environ, PYTHONPATH=str(package_dir))
         cmd = [sys.executable, "-m", "core.dataset", *args.inputs, "--out", args.out,
                "--workers", str(args.workers), "--window", str(args.window), "--sigma", str(args.sigma),
-               "--speed", str(args.speed)] + (["--feet", args.feet] if args.feet else [])
+               "--speed", "auto" if args.speed is None else str(args.speed)] + (
+                   ["--feet", args.feet] if args.feet else [])
         return subprocess.run(cmd, env=env).returncode
     feet = None
     if args.feet:

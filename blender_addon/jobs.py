@@ -110,30 +110,43 @@ def _armature_action(obj: Any, action: str | None) -> tuple[Any, Any, Clip, brid
     return act, _, clip, bridge.action_timing(obj, act)
 
 
-def detect_footsteps(obj: Any, action: str | None = None, speed_mps: float = 0.15,
+def foot_speed(value: float | None) -> float | None:
+    """A Foot Speed setting as the core takes it: 0 (or None) is Auto."""
+    return None if value is None or value <= 0.0 else float(value)
+
+
+def detect_footsteps(obj: Any, action: str | None = None, speed_mps: float | None = None,
                      **options: Any) -> tuple[Any, dict[str, int], str]:
     """FootDown_L / FootDown_R pose markers on the action, exact times kept: (action, counts, what
-    the feet are: their names and what decided them, and any doubt the body map has)."""
+    the feet are: their names and what decided them, and any doubt the body map has).
+    `speed_mps` 0 or None: Auto."""
+    import warnings
+
     from .core import contacts
     from .markers import replace_track
 
     act, _, clip, timing = _armature_action(obj, action)
-    steps = contacts.footsteps(clip, speed_mps=speed_mps, **options)
+    speed = foot_speed(speed_mps)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", contacts.ContactWarning)
+        steps = contacts.footsteps(clip, speed_mps=speed, **options)
+    doubts = [str(w.message) for w in caught if issubclass(w.category, contacts.ContactWarning)]
     if not any(len(t) for t in steps.values()):
-        planted = contacts.contacts(clip, speed_mps=speed_mps, **options)
+        planted = contacts.contacts(clip, speed_mps=speed, **options)
+        used = contacts.thresholds(clip, speed_mps=speed).speed_mps
         frames = slice(clip.motion_start, None)
         if all(p[frames].all() for p in planted.values()):
-            hint = (f"the feet never lift: a static pose, or a foot speed threshold too high "
-                    f"(try {speed_mps / 2:g} m/s)")
+            hint = (f"the feet never lift: a static pose, or a Foot Speed too high "
+                    f"(try {used / 2:.2g} m/s)")
         else:
-            hint = (f"no foot comes to rest near the floor below {speed_mps:g} m/s: try a higher "
-                    f"foot speed (e.g. {2 * speed_mps:g} m/s)")
+            hint = (f"no foot comes to rest near the floor below {used:.2g} m/s: try a higher "
+                    f"Foot Speed (e.g. {2 * used:.2g} m/s)")
         raise JobError(f"no footsteps found in {act.name!r}: {hint}; or check the units (Stride reads "
                        f"{clip.meters_per_unit:g} m per unit from the skeleton's height)")
     counts = {track: len(times) for track, times in steps.items()}
     for track, times in steps.items():
         replace_track(act, track, times, timing)
-    return act, counts, feet_note(clip)
+    return act, counts, "; ".join([feet_note(clip), *doubts])
 
 
 def feet_note(clip: Clip) -> str:
@@ -151,7 +164,7 @@ WRITTEN_CURVES = "stride_curves"  # on an action: the properties Write Event Cur
 
 def write_event_curves(obj: Any, action: str | None = None, window: float = 0.5,
                        sigma: float = 1 / 120, tracks: str = "ALL",
-                       speed_mps: float = 0.15) -> tuple[Any, list[str]]:
+                       speed_mps: float | None = None) -> tuple[Any, list[str]]:
     """Event-encoding, phase, contact and tag F-curves on the armature's custom properties, in the
     action's own slot: (action, property names written). Replaces only Stride's own curves: the
     ones it wrote before and the ones it writes now. `speed_mps`: contacts' and footsteps' foot
@@ -159,6 +172,7 @@ def write_event_curves(obj: Any, action: str | None = None, window: float = 0.5,
     from .core import contacts, events
     from .markers import tracks as marker_tracks
 
+    speed_mps = foot_speed(speed_mps)
     act, slot, clip, timing = _armature_action(obj, action)
     found, tag_markers = marker_tracks(act, timing)
     wanted = None if tracks.strip().upper() == "ALL" else {t.strip() for t in tracks.split(",") if t.strip()}

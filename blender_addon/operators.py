@@ -154,8 +154,9 @@ class STRIDE_OT_detect_footsteps(bpy.types.Operator, _ActionOperator):
 
     action: StringProperty(name="Action", description="Action (empty: the active one)")  # type: ignore[valid-type]
     speed_mps: FloatProperty(  # type: ignore[valid-type]
-        name="Foot Speed", default=0.15, min=0.01, max=5.0,
-        description="A foot is planted when it moves slower than this (m/s)")
+        name="Foot Speed", default=0.0, min=0.0, max=5.0, unit="VELOCITY",
+        description=("Foot speed in m/s under which a foot is planted; 0 = Auto (from the body "
+                     "and the take: a slow shuffle, a walk, a run)"))
 
     def execute(self, context: Any) -> set[str]:  # type: ignore[override]
         try:
@@ -165,7 +166,7 @@ class STRIDE_OT_detect_footsteps(bpy.types.Operator, _ActionOperator):
             return {"CANCELLED"}
         found = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
         # A doubt about which joints are the feet is a warning the user should see.
-        doubt = "disagree" in feet or "mirrored" in feet
+        doubt = any(word in feet for word in ("disagree", "mirrored", "never plants", "do not alternate"))
         self.report({"WARNING"} if doubt else {"INFO"},
                     f"{act.name}: {found} (pose markers; exact times in stride_events); {feet}")
         return {"FINISHED"}
@@ -184,8 +185,9 @@ class STRIDE_OT_write_event_curves(bpy.types.Operator, _ActionOperator):
     sigma: FloatProperty(name="Smoothing", default=1 / 120, min=0.0, max=1.0, precision=4)  # type: ignore[valid-type]
     tracks: StringProperty(name="Tracks", default="ALL")  # type: ignore[valid-type]
     speed_mps: FloatProperty(  # type: ignore[valid-type]
-        name="Foot Speed", default=0.15, min=0.01, max=5.0,
-        description="Contacts: a foot is planted when it moves slower than this (m/s)")
+        name="Foot Speed", default=0.0, min=0.0, max=5.0, unit="VELOCITY",
+        description=("Foot speed in m/s under which a foot is planted; 0 = Auto (from the body "
+                     "and the take: a slow shuffle, a walk, a run)"))
 
     def execute(self, context: Any) -> set[str]:  # type: ignore[override]
         try:

@@ -8,8 +8,9 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, PointerProperty
 
 class StrideSettings(bpy.types.PropertyGroup):
     speed_mps: FloatProperty(  # type: ignore[valid-type]
-        name="Foot Speed", default=0.15, min=0.01, max=5.0, unit="VELOCITY",
-        description="A foot is planted when it moves slower than this (m/s)")
+        name="Foot Speed", default=0.0, min=0.0, max=5.0, unit="VELOCITY",
+        description=("Foot speed in m/s under which a foot is planted; 0 = Auto (from the body "
+                     "and the take: a slow shuffle, a walk, a run)"))
     window: FloatProperty(  # type: ignore[valid-type]
         name="Window", default=0.5, min=0.001, max=60.0, unit="TIME_ABSOLUTE",
         description="Event encoding: seconds before/after an event over which the curve turns")

@@ -69,3 +69,16 @@ def test_inspect_prints_the_map_of_a_file_and_of_an_armature(scene, stride, tmp_
     assert "legs from: user" in capsys.readouterr().out
     assert stride.cli.main(["inspect", str(path), "--feet", "Nope,Hand_R"]) == 1
     assert "no joint named 'Nope'" in capsys.readouterr().err
+
+
+def test_foot_speed_is_auto_by_default_and_any_value_is_accepted(scene, stride):
+    bpy.ops.stride.import_bvh(filepath=str(BANDAI / "dataset-1_walk_normal_001.bvh"))
+    obj = bpy.context.active_object
+    assert bpy.ops.stride.detect_footsteps() == {"FINISHED"}  # Foot Speed 0: Auto
+    marks = _markers(obj.animation_data.action)
+    assert len(marks) == 12 and all(a[1] != b[1] for a, b in itertools.pairwise(marks))
+    for speed in (1.0, 2.5, 5.0):
+        try:
+            bpy.ops.stride.detect_footsteps(speed_mps=speed)
+        except RuntimeError as exc:  # a report, never an internal parameter name
+            assert "exit_mps" not in str(exc) and "speed_mps" not in str(exc), str(exc)
