@@ -13,8 +13,6 @@ from __future__ import annotations
 import os
 import platform
 import sys
-import time
-from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -24,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from fixtures import cmu_path  # noqa: E402
+from common import long_take, median_seconds  # noqa: E402
+from fixtures import cmu_path, take_path  # noqa: E402
 
 from core import body, bvh  # noqa: E402
 from core.clip import Clip  # noqa: E402
@@ -32,23 +31,6 @@ from core.clip import Clip  # noqa: E402
 RUNS = 9
 FRAMES = 10_000
 TARGET = 0.5
-
-
-def median_seconds(fn: Callable[[], object]) -> float:
-    runs = []
-    for _ in range(RUNS):
-        t0 = time.perf_counter()
-        fn()
-        runs.append(time.perf_counter() - t0)
-    return float(np.median(runs))
-
-
-def long_take(clip: Clip) -> Clip:
-    reps = -(-FRAMES // clip.n_frames)
-    rot = np.concatenate([clip.rotations] * reps)[:FRAMES]
-    pos = np.concatenate([clip.positions] * reps)[:FRAMES]
-    return Clip(clip.names, clip.parents, clip.offsets, rot, pos, clip.fps, channels=clip.channels,
-                end_parents=clip.end_parents, end_offsets=clip.end_offsets, motion_start=clip.motion_start)
 
 
 def anonymous(clip: Clip) -> Clip:
@@ -59,17 +41,17 @@ def anonymous(clip: Clip) -> Clip:
 
 def main() -> int:
     takes = {
-        "CMU 09_12 x": long_take(bvh.load(cmu_path("09_12"))),
-        "Bandai walk x": long_take(bvh.load(ROOT / "tests/data/bandai/dataset-1_walk_normal_001.bvh")),
+        "CMU 09_12 x": long_take(bvh.load(cmu_path("09_12")), FRAMES),
+        "Bandai walk x": long_take(bvh.load(take_path("dataset-1_walk_normal_001")), FRAMES),
     }
     print(f"body.find on {FRAMES:,}-frame takes vs FK ({platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores, numpy {np.__version__})\n")
     print(f"{'take':<16}{'names':<8}{'joints':>7}{'FK ms':>9}{'body ms':>9}{'ratio':>8}  legs from   target")
     worst = 0.0
     for label, clip in takes.items():
-        fk = median_seconds(clip.fk)
+        fk = median_seconds(clip.fk, RUNS)
         for names, c in (("yes", clip), ("none", anonymous(clip))):
-            t = median_seconds(partial(body.find, c))
+            t = median_seconds(partial(body.find, c), RUNS)
             b = body.find(c)
             ratio = t / fk
             worst = max(worst, ratio)

@@ -16,9 +16,7 @@ import csv
 import os
 import platform
 import sys
-import time
 import warnings
-from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -28,32 +26,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from common import long_take, median_seconds  # noqa: E402
 from fixtures import take_path  # noqa: E402
 
 from core import bvh, contacts, resample  # noqa: E402
-from core.clip import Clip  # noqa: E402
 
 RUNS = 7
 FRAMES = 10_000
 TARGET = 2.0
 # Labelled frame ranges of the CMU takes (tests/data/footsteps/README.md); Bandai's are whole.
 LABELLED = {"02_01": (1, 343), "02_02": (1, 298), "02_03": (1, 173), "09_01": (1, 148), "09_12": (1, 380)}
-
-
-def median_seconds(fn: Callable[[], object]) -> float:
-    runs = []
-    for _ in range(RUNS):
-        t0 = time.perf_counter()
-        fn()
-        runs.append(time.perf_counter() - t0)
-    return float(np.median(runs))
-
-
-def long_take(clip: Clip) -> Clip:
-    reps = -(-FRAMES // clip.n_frames)
-    return Clip(clip.names, clip.parents, clip.offsets, np.concatenate([clip.rotations] * reps)[:FRAMES],
-                np.concatenate([clip.positions] * reps)[:FRAMES], clip.fps, channels=clip.channels,
-                end_parents=clip.end_parents, end_offsets=clip.end_offsets, motion_start=clip.motion_start)
 
 
 def labels() -> dict[str, dict[str, list[int]]]:
@@ -73,10 +55,10 @@ def main() -> int:
     worst = 0.0
     takes = (("CMU 09_12 x", take_path("09_12")), ("Bandai walk x", take_path("dataset-1_walk_normal_001")))
     for label, path in takes:
-        clip = long_take(bvh.load(path))
-        fk = median_seconds(clip.fk)
+        clip = long_take(bvh.load(path), FRAMES)
+        fk = median_seconds(clip.fk, RUNS)
         clip.body  # noqa: B018  (read once per clip and kept; bench/body.py times it: 0.2x FK)
-        t = median_seconds(partial(contacts.footsteps, clip))
+        t = median_seconds(partial(contacts.footsteps, clip), RUNS)
         worst = max(worst, t / fk)
         print(f"{label:<16}{fk * 1e3:>9.1f}{t * 1e3:>10.1f}{t / fk:>7.2f}x  <= {TARGET}x "
               f"{'ok' if t / fk <= TARGET else 'MISSED'}")

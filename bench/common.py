@@ -1,0 +1,28 @@
+"""What the benchmarks share: a median of timed runs, and a long take made of a short one."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from core.clip import Clip
+
+
+def median_seconds(fn: Callable[[], object], runs: int) -> float:
+    """Median wall time of `runs` calls of fn, seconds."""
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def long_take(clip: Clip, frames: int) -> Clip:
+    """`clip` repeated to `frames` frames, read afresh (nothing inferred carried over)."""
+    reps = -(-frames // clip.n_frames)
+    return Clip(clip.names, clip.parents, clip.offsets, np.concatenate([clip.rotations] * reps)[:frames],
+                np.concatenate([clip.positions] * reps)[:frames], clip.fps, channels=clip.channels,
+                end_parents=clip.end_parents, end_offsets=clip.end_offsets, motion_start=clip.motion_start)
