@@ -412,8 +412,10 @@ def _track(s: np.ndarray, slow: np.ndarray, moving_slowly: np.ndarray, near: np.
         shift = int(np.argmax(np.where(grow, -np.inf, s)))
         s, seed, grow, near, above = (np.roll(x, -shift, axis=0) for x in (s, seed, grow, near, above))
     starts, stops = _runs(grow)
-    keep = np.array([seed[a:b].any() or (not loop and (a == 0 or b == n))
-                     for a, b in zip(starts, stops, strict=True)], dtype=bool)
+    seeds = np.concatenate([[0], np.cumsum(seed)])
+    keep = seeds[stops] > seeds[starts]  # a contact gets slow at least once
+    if not loop:  # or runs off an end of the clip, where it may have
+        keep |= (starts == 0) | (stops == n)
     starts, stops = starts[keep], stops[keep]
     if starts.size > 1:
         short = (starts[1:] - stops[:-1]) < min_frames
@@ -427,9 +429,13 @@ def _track(s: np.ndarray, slow: np.ndarray, moving_slowly: np.ndarray, near: np.
     has_down, has_up = np.ones(K, bool), np.ones(K, bool)
     bend = _bend(s, knee_frames, loop)
     s_next = np.append(s, s[0]) if loop else s  # index n: frame 0 of the next cycle
+    # Per-frame lookups, so that each contact costs a few scalar reads (a 30 fps take has a
+    # contact every 16 frames).
+    next_seed, last_swing = _next_true(seed), _last_true(s > th.swing_mps)
+    off_floor, next_rest = _last_true(~near), _next_true(s <= th.rest_mps)
     for k, (a, b) in enumerate(zip(starts, stops, strict=True)):
         planted = a + np.flatnonzero(seed[a:b])
-        first_slow = int(planted[0]) if planted.size else int(b - 1)  # a run off the clip's end
+        first_slow = int(next_seed[a]) if next_seed[a] < b else int(b - 1)  # a run off the clip's end
         # Each point's own standing height in this contact (a heel strike lands the ankle at its
         # height, a forefoot landing the toe; real floors are not level).
         # (The middle of the sorted heights: np.median's own overhead is most of its cost here.)
@@ -440,12 +446,13 @@ def _track(s: np.ndarray, slow: np.ndarray, moving_slowly: np.ndarray, near: np.
         if a == 0 and not loop:
             has_down[k] = False
         else:
-            swing = since + np.flatnonzero(s[since:first_slow + 1] > th.swing_mps)
-            if not swing.size and k == 0 and not loop and down[0] <= th.touch_m and s[0] <= th.touch_mps:
+            swung = int(last_swing[first_slow])
+            swung = swung if swung >= since else -1
+            if swung < 0 and k == 0 and not loop and down[0] <= th.touch_m and s[0] <= th.touch_mps:
                 # Standing at the first analysed frame, not swinging since: it landed before.
                 downs[k], has_down[k] = 0.0, False
             else:
-                lo = max(int(swing[-1]) if swing.size else since, _run_start(near, first_slow))
+                lo = max(swung if swung >= 0 else since, int(off_floor[first_slow]) + 1)
                 # The knee of the speed's fall as the foot reaches the floor: never while it is
                 # still above the floor and moving fast (at a low frame rate the knee of 2-frame
                 # slopes comes early), nor long after it landed (a foot that lands flat falls
@@ -454,8 +461,7 @@ def _track(s: np.ndarray, slow: np.ndarray, moving_slowly: np.ndarray, near: np.
                 landed = None if landed is None else landed + since
                 # The fall ends where the foot comes to rest: past the contact's first slow frame
                 # when the take's threshold is high (a run's planted foot still rolls).
-                still = a + np.flatnonzero(s[a:b] <= th.rest_mps)
-                rest = max(first_slow, int(still[0])) if still.size else first_slow
+                rest = max(first_slow, int(next_rest[a])) if next_rest[a] < b else first_slow
                 hi = rest if landed is None else min(rest, math.floor(landed + reach))
                 knee = _knee(bend, lo, hi)
                 at = float(a) if knee is None else knee
@@ -483,6 +489,18 @@ def _track(s: np.ndarray, slow: np.ndarray, moving_slowly: np.ndarray, near: np.
     if loop:
         return np.roll(mask, shift), np.sort(np.mod(downs + shift, n)), np.sort(np.mod(ups + shift, n))
     return mask, downs[has_down], ups[has_up]
+
+
+def _next_true(mask: np.ndarray) -> np.ndarray:
+    """[n] the first index >= i where mask holds (n when none)."""
+    n = mask.size
+    at = np.where(mask, np.arange(n), n)
+    return np.minimum.accumulate(at[::-1])[::-1]
+
+
+def _last_true(mask: np.ndarray) -> np.ndarray:
+    """[n] the last index <= i where mask holds (-1 when none)."""
+    return np.maximum.accumulate(np.where(mask, np.arange(mask.size), -1))
 
 
 def _landing(s: np.ndarray, down: np.ndarray, lo: int, hi: int, touch_m: float,
@@ -611,11 +629,3 @@ def _positive(x: float, what: str) -> float:
     if not (x > 0.0 and math.isfinite(x)):
         raise ValueError(f"{what} must be positive and finite, not {x}")
     return x
-
-
-def _run_start(mask: np.ndarray, i: int) -> int:
-    """First index of the run of True that holds index i (i when mask[i] is False)."""
-    off = np.flatnonzero(~mask[:i + 1])
-    if not off.size:
-        return 0
-    return i if off[-1] == i else int(off[-1]) + 1
