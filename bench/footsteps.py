@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from common import long_take, median_seconds  # noqa: E402
+from _timing import long_take, median_seconds  # noqa: E402
 from fixtures import take_path  # noqa: E402
 
 from core import bvh, contacts, resample  # noqa: E402

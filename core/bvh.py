@@ -72,8 +72,7 @@ class BVHWarning(UserWarning):
 
 def load(path: str | os.PathLike[str], *, strict: bool = False) -> Clip:
     """Read a BVH file into a Clip (named after the file's stem)."""
-    data = Path(path).read_bytes()
-    clip = _parse(data, str(path), strict)
+    clip = _parse(Path(path).read_bytes(), str(path), strict)
     clip.name = Path(path).stem
     return clip
 
@@ -110,13 +109,21 @@ def _parse(data: bytes, path: str, strict: bool) -> Clip:
         data = data[:end].replace(b"\r\n", b"\n").replace(b"\r", b"\n") + data[end:]
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    junk = _BINARY.search(data) if data.translate(None, _TEXT_BYTES) else None
-    if junk:
-        line = data.count(b"\n", 0, junk.start()) + 1
-        raise BVHError(f"binary data (byte 0x{junk.group()[0]:02x}): not a BVH text file", path, line)
     text = _Text(data)
+    # The head is checked for binary junk now; the motion rows only if the fast read of them
+    # fails (it takes nothing but numbers, single spaces and line breaks), else with everything.
+    _check_text(data, 0 if text.whole else text.rows_at, path)
     joints, ends, motion_line = _parse_hierarchy(text.lines, path)
     return _parse_motion(text, motion_line, joints, ends, path, strict)
+
+
+def _check_text(data: bytes, stop: int, path: str, start: int = 0) -> None:
+    """BVHError naming the line of the first control byte in data[start:stop] (all if stop is 0)."""
+    part = data[start:stop or len(data)]
+    junk = _BINARY.search(part) if part.translate(None, _TEXT_BYTES) else None
+    if junk:
+        line = data.count(b"\n", 0, start + junk.start()) + 1
+        raise BVHError(f"binary data (byte 0x{junk.group()[0]:02x}): not a BVH text file", path, line)
 
 
 class _Text:
@@ -406,19 +413,50 @@ def _parse_motion(text: _Text, motion_line: int, joints: list[_Joint],
 
 
 def _motion_values(text: _Text, first: int, n_channels: int, path: str) -> np.ndarray:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # "input contained no data" for Frames: 0
-            values = np.loadtxt(text.rows(first), dtype=np.float64, comments=None, ndmin=2,
-                                encoding="latin-1")
-    except ValueError:
-        values = None
+    values = _single_spaced(text, first, n_channels)
+    if values is None:
+        if not text.whole:
+            _check_text(text.data, 0, path, start=text.rows_at)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # "input contained no data" for Frames: 0
+                values = np.loadtxt(text.rows(first), dtype=np.float64, comments=None, ndmin=2,
+                                    encoding="latin-1")
+        except ValueError:
+            values = None
     if values is not None and values.size == 0:
         return np.zeros((0, n_channels))
     if values is None or values.shape[1] != n_channels or not np.isfinite(values).all():
         _diagnose_motion(text.all_lines()[first:], first, n_channels, path)
         raise AssertionError("motion block failed to parse but no line was found at fault")
     return values
+
+
+def _single_spaced(text: _Text, first: int, n_channels: int) -> np.ndarray | None:
+    """The motion rows when they are numbers one space apart (as most exporters write them):
+    numpy's reader splits on a given delimiter a little faster than on any whitespace, and
+    refuses anything else in a row (tabs, runs of spaces, control bytes), so the bytes it
+    accepts need no other check. None when it refuses: the general read decides."""
+    if text.whole or first != len(text.lines):
+        return None
+    data, at = text.data, text.rows_at
+    row_end = data.find(b"\n", at)
+    if not _single_spaced_row(data[at:row_end if row_end >= 0 else len(data)]):
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            values = np.loadtxt(text.rows(first), dtype=np.float64, comments=None, ndmin=2,
+                                delimiter=" ", encoding="latin-1")
+    except ValueError:
+        return None
+    if values.ndim != 2 or values.shape[1] != n_channels or not np.isfinite(values).all():
+        return None
+    return values
+
+
+def _single_spaced_row(row: bytes) -> bool:
+    return bool(row) and not (row.startswith(b" ") or row.endswith(b" ") or b"  " in row or b"\t" in row)
 
 
 def _diagnose_motion(body: list[str], first: int, n_channels: int, path: str) -> None:
@@ -489,7 +527,10 @@ def _build_clip(joints: list[_Joint], ends: list[tuple[int, list[float]]],
         step = max(1, _BLOCK // (m * n))
         sin = np.empty((m, min(step, T), n))
         cos = np.empty_like(sin)
-        quats = None if n == J else np.empty((min(step, T), n, 4))
+        # Joints that follow one another (CMU's: the root ZYX, the rest ZXY) are written in place
+        # through a slice; others through a scratch block and one scatter.
+        run = slice(js[0], js[-1] + 1)
+        quats = None if js[-1] - js[0] + 1 == n else np.empty((min(step, T), n, 4))
         for start in range(0, T, step):
             stop = min(start + step, T)
             block_sin, block_cos = sin[:, :stop - start], cos[:, :stop - start]
@@ -498,7 +539,7 @@ def _build_clip(joints: list[_Joint], ends: list[tuple[int, list[float]]],
             _half_angles(block_sin, block_cos)
             halves = [(block_cos[k], block_sin[k]) for k in range(m)]
             if quats is None:
-                _euler_to_quat(halves, order, rotations[start:stop])
+                _euler_to_quat(halves, order, rotations[start:stop, run])
             else:
                 _euler_to_quat(halves, order, quats[:stop - start])
                 rotations[start:stop, js] = quats[:stop - start]
@@ -551,17 +592,17 @@ def _euler_to_quat(halves: list[tuple[np.ndarray, np.ndarray]], order: str, out:
             # Not np.negative(x, out=x): numpy 2.4 gets it wrong in place on some strided views.
             v[..., k] *= -1.0
         return
-    # Three axes, i j k, multiplied out by hand: each component is a sum of two triple products,
-    # formed in contiguous scratch and written once into the interleaved output.
+    # Three axes, i j k, multiplied out by hand: each component is a sum of two triple products
+    # sharing their first two factors (four pair products in all), formed in contiguous scratch
+    # and written once into the interleaved output.
     ck, sk = halves[2]
+    cc, ss, sc, cs = (np.multiply(ci, cj), np.multiply(si, sj), np.multiply(si, cj), np.multiply(ci, sj))
     first, second = np.empty(ck.shape), np.empty(ck.shape)
-    terms = ((w, (ci, cj, ck), (si, sj, sk), -e), (v[..., i], (si, cj, ck), (ci, sj, sk), e),
-             (v[..., j], (ci, sj, ck), (si, cj, sk), -e), (v[..., k], (ci, cj, sk), (si, sj, ck), e))
-    for target, (a, b, c), (p, q, r), sign in terms:
-        np.multiply(a, b, out=first)
-        first *= c
-        np.multiply(p, q, out=second)
-        second *= r
+    terms = ((w, cc, ck, ss, sk, -e), (v[..., i], sc, ck, cs, sk, e),
+             (v[..., j], cs, ck, sc, sk, -e), (v[..., k], cc, sk, ss, ck, e))
+    for target, a, c, p, r, sign in terms:
+        np.multiply(a, c, out=first)
+        np.multiply(p, r, out=second)
         (np.add if sign > 0 else np.subtract)(first, second, out=target)
 
 
