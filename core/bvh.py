@@ -493,21 +493,18 @@ def _build_clip(joints: list[_Joint], ends: list[tuple[int, list[float]]],
                 channels: list[tuple[str, ...]], values: np.ndarray, frame_time: float) -> Clip:
     T, J = values.shape[0], len(joints)
     offsets = np.array([j.offset for j in joints], dtype=np.float64).reshape(J, 3)
-    positions = np.repeat(offsets[None], T, axis=0)
     rotations = np.empty((T, J, 4))
     # Joints grouped by rotation order, so each order is one vectorized conversion: per order,
     # the joints and their rotation columns, joint by joint.
     by_order: dict[str, tuple[list[int], list[int]]] = {}
     still: list[int] = []
+    moved: dict[int, list[tuple[int, int]]] = {}  # joint: (axis, column) of its position channels
     col = 0
     for j, chans in enumerate(channels):
-        pos_axes = [c for c in chans if c in POSITION_CHANNELS]
-        if pos_axes:
-            positions[:, j] = 0.0
         rot_cols, order = [], ""
         for c in chans:
             if c in POSITION_CHANNELS:
-                positions[:, j, POSITION_CHANNELS.index(c)] = values[:, col]
+                moved.setdefault(j, []).append((POSITION_CHANNELS.index(c), col))
             else:
                 rot_cols.append(col)
                 order += c[0]
@@ -543,11 +540,32 @@ def _build_clip(joints: list[_Joint], ends: list[tuple[int, list[float]]],
             else:
                 _euler_to_quat(halves, order, quats[:stop - start])
                 rotations[start:stop, js] = quats[:stop - start]
+    positions = _positions(values, offsets, moved)
     end_parents = [p for p, _ in ends]
     end_offsets = np.array([o for _, o in ends], dtype=np.float64).reshape(len(ends), 3)
     return Clip(_blender_names([j.name for j in joints]), [j.parent for j in joints], offsets,
                 rotations, positions, snap_fps(frame_time), channels=channels,
                 end_parents=end_parents, end_offsets=end_offsets)
+
+
+def _positions(values: np.ndarray, offsets: np.ndarray,
+               moved: dict[int, list[tuple[int, int]]]) -> np.ndarray:
+    """[T, J, 3] local translations: each joint's offset, its position channels in place of it.
+
+    Written into the memory of `values` once every column has been read from it, when it holds
+    enough: a fresh array the size of a take costs as much again in page faults as filling it."""
+    T, J = values.shape[0], offsets.shape[0]
+    taken = {(j, axis): values[:, c].copy() for j, axes in moved.items() for axis, c in axes}
+    if values.size >= T * J * 3 and values.flags.c_contiguous and values.flags.writeable:
+        positions = values.reshape(-1)[:T * J * 3].reshape(T, J, 3)
+    else:
+        positions = np.empty((T, J, 3))
+    positions[...] = offsets
+    for j in moved:
+        positions[:, j] = 0.0
+    for (j, axis), column in taken.items():
+        positions[:, j, axis] = column
+    return positions
 
 
 def _half_angles(degrees: np.ndarray, cos: np.ndarray) -> None:
