@@ -20,7 +20,7 @@ import pytest
 import variants as V
 from fixtures import CMU, cmu_path
 
-from core import body, bvh, contacts, quat, root, sync
+from core import blend, body, bvh, contacts, quat, root, sync
 from core.clip import Clip
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -334,3 +334,8 @@ def test_sync_blends_and_in_place_keep_joint_root_still() -> None:
     np.testing.assert_array_equal(still.positions[:, j], walk.positions[:, j])
     moved = root.reanchor(walk, 30, [100.0, 0.0, -50.0], 1.0)
     np.testing.assert_array_equal(moved.positions[:, j], walk.positions[:, j])
+    happy = load("bandai", "dataset-1_walk_happy_001.bvh")[:walk.n_frames]
+    for space in ("local", "parent", "world"):
+        layered = blend.additive_apply(walk, blend.additive_extract(happy, walk, space), 0.7, space)
+        np.testing.assert_array_equal(layered.positions[:, j], walk.positions[:, j])
+        np.testing.assert_array_equal(layered.rotations[:, j], walk.rotations[:, j])
