@@ -643,8 +643,8 @@ class ProgressBar:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["pack"]:
-        from . import pack
-        return pack.main(argv[1:])
+        from .pack import main as pack_main  # imported here: pack imports this module
+        return pack_main(argv[1:])
     if argv[:1] == ["manifest"]:
         if len(argv) != 2:
             print("usage: python -m core.dataset manifest DIR", file=sys.stderr)

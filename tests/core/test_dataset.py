@@ -219,7 +219,7 @@ def two_legs(ankles: np.ndarray, hips: np.ndarray) -> Clip:
     channels = [("Xposition", "Yposition", "Zposition", "Zrotation", "Xrotation", "Yrotation")] * len(LEGS)
     rotations = np.tile([1.0, 0, 0, 0], (T, len(LEGS), 1))
     return Clip(LEGS, PARENTS, offsets, rotations, positions, FPS, channels=channels,
-                end_parents=[4, 8, 10], end_offsets=[[0, -0.02, 0.05], [0, -0.02, 0.05], [0, 0.1, 0]],
+                end_parents=[4, 8, 10], end_offsets=np.array([[0, -0.02, 0.05], [0, -0.02, 0.05], [0, 0.1, 0]]),
                 up=[0, 1, 0], forward=[0, 0, 1], meters_per_unit=1.0, motion_start=0)
 
 
