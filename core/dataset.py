@@ -355,14 +355,16 @@ def take_arrays(clip: Clip, settings: Settings = Settings(), *, name: str = "", 
 
 def npz_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
     """`arrays` as a compressed .npz whose bytes depend on the arrays alone: np.savez stamps each
-    member with the time of writing, which would make two runs' files differ."""
+    member with the time of writing, which would make two runs' files differ. Deflate level 1:
+    mocap floats shrink to 0.71 of their size at level 1 and to 0.70 at level 6 (the default),
+    which takes a third longer, and compressing is half of an export's time."""
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
+    with zipfile.ZipFile(buffer, "w", allowZip64=True) as archive:
         for key, value in arrays.items():
+            npy = io.BytesIO()
+            np.lib.format.write_array(npy, np.asanyarray(value), allow_pickle=False)
             info = zipfile.ZipInfo(f"{key}.npy", date_time=(1980, 1, 1, 0, 0, 0))
-            info.compress_type = zipfile.ZIP_DEFLATED
-            with archive.open(info, "w", force_zip64=True) as member:
-                np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
+            archive.writestr(info, npy.getvalue(), compress_type=zipfile.ZIP_DEFLATED, compresslevel=1)
     return buffer.getvalue()
 
 
@@ -618,6 +620,7 @@ def dask_executor(scheduler: str | None = None, workers: int | None = None) -> I
             cluster = stack.enter_context(LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                                                        dashboard_address=None))
             client = stack.enter_context(Client(cluster))
+            client.wait_for_workers(n)  # else the first to start takes the first tasks
         threads = sum(client.nthreads().values()) or 1
         yield client.get_executor(), threads
 
