@@ -112,6 +112,16 @@ def ensure_venv(venv: Path, python: str, requirements: list[Path], extra: tuple[
     return py
 
 
+def shared_venv(name: str, requirements: list[Path]) -> Path:
+    """A venv under the shared cache named for its requirements: worktrees on branches with other
+    requirements each keep their own instead of reinstalling one another's."""
+    digest = hashlib.sha256()
+    for req in requirements:
+        for part in requirement_files(req):
+            digest.update(part.read_bytes())
+    return CACHE / f"{name}-{digest.hexdigest()[:10]}"
+
+
 def dev_python() -> Path:
     if sys.version_info < MIN_PYTHON:
         raise SystemExit(f"build.py needs Python {MIN_PYTHON[0]}.{MIN_PYTHON[1]}+, this is {sys.version}")
@@ -206,7 +216,8 @@ def cmd_test(args: argparse.Namespace) -> int:
         if py311 is None:
             summary.append(("core tests (numpy 1.26)", "FAILED (no python3.11 found)", 0.0))
         else:
-            old = ensure_venv(CACHE / "venv-np126", py311, [ROOT / "requirements-np126.txt"])
+            reqs = [ROOT / "requirements-np126.txt"]
+            old = ensure_venv(shared_venv("venv-np126", reqs), py311, reqs)
             stage("core tests (numpy 1.26)", [old, "-m", "pytest", "tests/core", "-p", "no:cacheprovider",
                                               *args.pytest_args])
     versions = args.blender or list(BLENDER)

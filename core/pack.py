@@ -259,16 +259,19 @@ def pack(dataset_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str], *
     if window < 1 or stride < 1:
         raise ValueError(f"--window and --stride take positive frame counts, not {window} and {stride}")
     splits = dict(splits or {})
-    if "train" in splits or sum(splits.values()) >= 1 or any(not 0 <= f < 1 for f in splits.values()):
-        raise ValueError(f"--split takes NAME=F (not train) with fractions summing below 1, not {splits}")
+    if ("train" in splits or sum(splits.values()) >= 1 or any(not 0 <= f < 1 for f in splits.values())
+            or any(not re.fullmatch(r"[A-Za-z0-9_]+", name) for name in splits)):
+        raise ValueError(f"--split takes NAME=F (letters, digits, _; not train) with fractions summing "
+                         f"below 1, not {splits}")
     pattern = re.compile(group_by) if group_by else None
     paths = sorted(Path(dataset_dir).glob("*.npz"))
     if not paths:
         raise ValueError(f"no .npz files in {dataset_dir}")
     out = Path(out_dir)
+    if out.resolve() == Path(dataset_dir).resolve():
+        raise ValueError("--out must be another folder than the dataset's")
     out.mkdir(parents=True, exist_ok=True)
-    for old in [*out.glob("*-[0-9][0-9][0-9].npz"), out / "manifest.json"]:
-        old.unlink(missing_ok=True)  # a pack is written whole: none of an earlier one's files stay
+    _remove_pack(out)
 
     heads = []
     skeleton: tuple[list[str], list[int]] | None = None
@@ -375,6 +378,23 @@ def pack(dataset_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str], *
     text = json.dumps(manifest, indent=1, allow_nan=False) + "\n"
     files.write_atomic(out / "manifest.json", text.encode())
     return manifest
+
+
+def _remove_pack(out: Path) -> None:
+    """Remove the files of an earlier pack in `out` (those its manifest lists): a pack is written
+    whole, and none of an earlier one's files may stay beside it. Other files are left alone."""
+    old = out / "manifest.json"
+    try:
+        listed = json.loads(old.read_text())
+    except (OSError, ValueError):
+        return
+    if not isinstance(listed, dict) or listed.get("format") != "stride-pack":
+        return
+    for entry in listed.get("files", []):
+        name = str(entry.get("file", ""))
+        if re.fullmatch(r"[A-Za-z0-9_]+-\d{3}\.npz", name):
+            (out / name).unlink(missing_ok=True)
+    old.unlink(missing_ok=True)
 
 
 def _split_arg(text: str) -> tuple[str, float]:

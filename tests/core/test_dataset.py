@@ -219,7 +219,8 @@ def two_legs(ankles: np.ndarray, hips: np.ndarray) -> Clip:
     channels = [("Xposition", "Yposition", "Zposition", "Zrotation", "Xrotation", "Yrotation")] * len(LEGS)
     rotations = np.tile([1.0, 0, 0, 0], (T, len(LEGS), 1))
     return Clip(LEGS, PARENTS, offsets, rotations, positions, FPS, channels=channels,
-                end_parents=[4, 8, 10], end_offsets=np.array([[0, -0.02, 0.05], [0, -0.02, 0.05], [0, 0.1, 0]]),
+                end_parents=[4, 8, 10],
+                end_offsets=np.array([[0, -0.02, 0.05], [0, -0.02, 0.05], [0, 0.1, 0]]),
                 up=[0, 1, 0], forward=[0, 0, 1], meters_per_unit=1.0, motion_start=0)
 
 
@@ -318,6 +319,9 @@ def test_flags_on_real_takes_and_rules_that_exclude_by_them(tmp_path):
     assert dataset.excluded_by({**got, "skating": None}, ["skating>0"]) is None
     with pytest.raises(ValueError, match="unknown --exclude rule"):
         dataset.check_rule("speed>2")
+    # Feet given by the user are flagged as such.
+    user = dataset.take_arrays(clip, dataset.Settings(feet=("LeftFoot", "RightFoot")))
+    assert str(user["quality_feet_from"]) == "user"
     again = dataset.export([src], tmp_path / "out", workers=1, exclude=["no-licence"])
     assert [p.name for p, _ in again.excluded] == ["02_03.bvh"]
     assert not (tmp_path / "out" / "02_03.npz").exists()

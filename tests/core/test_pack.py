@@ -187,3 +187,16 @@ def test_pack_cli_refuses_bad_splits_and_writes_a_pack(exported, tmp_path, capsy
     assert manifest["settings"]["window"] == 200 and manifest["splits"]["val"]["takes"] == 1
     assert [t["windows"] for t in manifest["takes"]] == [(T - 1 - 200) // 100 + 1 if T - 1 >= 200 else 0
                                                           for T in (344, 299, 174, 149)]
+
+
+def test_a_new_pack_replaces_the_old_one_and_nothing_else(exported, tmp_path):
+    pack.pack(exported, tmp_path, window=N, stride=K, splits={"val": 0.25}, file_bytes=400_000)
+    assert len(list(tmp_path.glob("train-*.npz"))) > 1
+    (tmp_path / "notes-001.npz").write_bytes(b"mine")
+    manifest = pack.pack(exported, tmp_path, window=N, stride=K)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["manifest.json", "notes-001.npz", "train-000.npz"]
+    assert [f["file"] for f in manifest["files"]] == ["train-000.npz"]
+    with pytest.raises(ValueError, match="another folder"):
+        pack.pack(exported, exported, window=N, stride=K)
+    with pytest.raises(ValueError, match="--split"):
+        pack.pack(exported, tmp_path, window=N, stride=K, splits={"../x": 0.1})
