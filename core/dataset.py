@@ -649,8 +649,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .pack import main as pack_main  # imported here: pack imports this module
         return pack_main(argv[1:])
     if argv[:1] == ["manifest"]:
-        if len(argv) != 2:
-            print("usage: python -m core.dataset manifest DIR", file=sys.stderr)
+        if len(argv) != 2 or not Path(argv[1]).is_dir():
+            print("usage: python -m core.dataset manifest DIR (a dataset folder)", file=sys.stderr)
             return 2
         print(f"dataset: wrote {write_manifest(argv[1])}")
         return 0

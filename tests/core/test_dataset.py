@@ -113,6 +113,7 @@ def test_three_shards_write_exactly_the_unsharded_set(tmp_path):
     assert not set(got[0]) & set(got[1]) and not set(got[1]) & set(got[2])
     assert not (tmp_path / "sharded" / "manifest.json").exists()  # never written by a shard
     same_files(tmp_path / "whole", tmp_path / "sharded")
+    assert dataset.main(["manifest", str(tmp_path / "nowhere")]) == 2
     assert dataset.main(["manifest", str(tmp_path / "sharded")]) == 0
     manifests = [(tmp_path / run / "manifest.json").read_bytes() for run in ("whole", "sharded")]
     assert manifests[0] == manifests[1]
