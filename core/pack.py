@@ -38,7 +38,7 @@ FEATURES = {
     "positions": "joint positions in the character frame, meters: (side, up, forward) from the root's "
                  "floor point, heading turned to forward",
     "root_velocity": "root velocity in the character frame: side and forward m/s, turning rad/s "
-                     "(to the next frame)",
+                     "(to the next frame; a take's last frame repeats the one before)",
     "contacts": "planted feet (L, R), 1 or 0",
     "phase": "gait phase as (sin, cos); (0, 0) where the feet do not alternate",
 }
