@@ -24,7 +24,7 @@ import numpy.typing as npt
 from . import ik, quat, skeleton
 from .body import FeetSpec, with_feet
 from .clip import Clip
-from .root import floor_axes, root_world, with_root_world, yaw_quat
+from .root import root_world, with_root_world, yaw_quat
 
 Array = npt.NDArray[np.float64]
 
@@ -61,16 +61,13 @@ class _Leg:
         self.ball: int | None = below[0] if below else None
 
 
-def offsets(clip: Clip, ankle_pos: Array, points: Array, planted: np.ndarray,
+def offsets(clip: Clip, ankle_pos: Array, ankle_rot: Array, points: Array, planted: np.ndarray,
             blend_frames: int) -> tuple[Array, Array, Array]:
     """(position offset [T, 3], yaw offset [T] radians, weight [T]) of one foot's ankle from the
     source, world frame, file units, that hold its pivot over each contact of `planted`.
     points [T, K, 3]: the foot's points, the ankle first and the ball second."""
     T = len(planted)
     up = clip.up
-    fwd, side = floor_axes(up)
-    toe = points[:, 1] - ankle_pos
-    yaw = np.arctan2(toe @ side, toe @ fwd)
     rel = points - ankle_pos[:, None]
     # The pivot of each step is the point that moves least in the source over it.
     step = np.linalg.norm(np.diff(points, axis=0), axis=-1)
@@ -81,7 +78,10 @@ def offsets(clip: Clip, ankle_pos: Array, points: Array, planted: np.ndarray,
     starts, stops = _runs(planted)
     for n, (t0, t1) in enumerate(zip(starts, stops, strict=True)):
         span = slice(t0, t1)
-        turn = _wrap(yaw[span] - yaw[t0])
+        # The foot's turn about up since touchdown: the twist of its rotation since then (the
+        # toe's direction on the floor is ill-defined on tiptoe).
+        since = quat.mul_inv(ankle_rot[span], ankle_rot[t0])
+        turn = _wrap(2.0 * np.arctan2(since[:, 1:] @ up, since[:, 0]))
         held = yaw_quat(-turn, up)
         # The ankle moves only as the foot rolls about its pivot: each step, by minus the pivot's
         # move seen from the ankle of the yaw-held foot.
@@ -159,7 +159,8 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
         m = np.asarray(mask, dtype=bool)
         if m.shape != (T,):
             raise ValueError(f"contacts[{side!r}] has shape {m.shape}, the clip {T} frames")
-        masks[side] = m
+        # A converter's T-pose before the motion is no contact.
+        masks[side] = m & (np.arange(T) >= clip.motion_start)
     legs = {side: _Leg(clip, side) for side in masks if masks[side].any()}
     if not legs:
         return clip.copy()
@@ -187,7 +188,7 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
             points = np.stack([ankle_pos, ankle_pos + quat.mul_vec(ankle_rot, clip.forward)], axis=1)
         hip_pos, knee_pos = wpos[:, index[leg.hip]], wpos[:, index[leg.knee]]
         reach = np.linalg.norm(knee_pos - hip_pos, axis=-1) + np.linalg.norm(ankle_pos - knee_pos, axis=-1)
-        off, off_yaw, w = offsets(clip, ankle_pos, points, masks[side], blend_frames)
+        off, off_yaw, w = offsets(clip, ankle_pos, ankle_rot, points, masks[side], blend_frames)
         target = ankle_pos + w[:, None] * off
         target_rot = quat.mul(yaw_quat(w * off_yaw, up), ankle_rot)
         solve[side] = (target, target_rot, reach, w)
@@ -210,7 +211,8 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
     short = []
     for side, leg in legs.items():
         target, target_rot, _, w = solve[side]
-        frames = np.flatnonzero(w > 0)
+        # A lowered pelvis moves every foot: those not locked are held where the source had them.
+        frames = np.flatnonzero((w > 0) | (drop > 0))
         hip, knee, ankle = index[leg.hip], index[leg.knee], index[leg.ankle]
         got = ik.two_bone(wpos[frames, hip], wpos[frames, knee], wpos[frames, ankle],
                           wrot[frames, hip], wrot[frames, knee], target[frames])
