@@ -13,7 +13,7 @@ from scipy.spatial.transform import Rotation
 
 from core import bvh, footlock, ik, quat, root
 from core.contacts import contacts as detect
-from tests.fixtures import take_path
+from fixtures import take_path
 
 TAKES = ["02_01", "09_01", "dataset-1_walk_normal_001", "dataset-1_walk_happy_001"]
 
