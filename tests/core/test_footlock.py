@@ -8,12 +8,12 @@ import warnings
 
 import numpy as np
 import pytest
+from fixtures import take_path
 from scipy.optimize import minimize
 from scipy.spatial.transform import Rotation
 
 from core import bvh, footlock, ik, quat, root
 from core.contacts import contacts as detect
-from fixtures import take_path
 
 TAKES = ["02_01", "09_01", "dataset-1_walk_normal_001", "dataset-1_walk_happy_001"]
 
