@@ -64,7 +64,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from . import blend, quat
+from . import blend, matching, quat
 from .body import FeetSpec, with_feet
 from .clip import Clip
 from .resample import resample
@@ -522,6 +522,26 @@ METHODS: dict[str, Callable[..., Clip]] = {
     "crossfade_playing": _crossfade_playing,
     "cut": cut,
 }
+
+
+def best_target_time(src: Clip, src_time: float, dst: Clip, *, search: tuple[float, float] | None = None,
+                     feet: FeetSpec | None = None) -> float:
+    """The dst time (seconds) to switch into from src at src_time: the frame whose pose and motion
+    best continue src's there, as a motion-matching cost (`matching.costs`: leg joint positions
+    and velocities in the character frame, the root's velocity and turn rate, which feet are
+    planted, gait phase). search: (start, stop) seconds of dst to look in (None: all of it after
+    a converter's T-pose); dst is read at src's rate."""
+    src, dst = with_feet(src, feet), with_feet(dst, feet)
+    dst_at = _at_rate(src, dst)
+    i_s = max(_frame(src.n_frames, src_time, src.fps, "src_time"), 1)
+    lo, hi = (dst_at.motion_start / src.fps, dst_at.duration) if search is None else search
+    a = max(_frame(dst_at.n_frames, lo, src.fps, "search start"), dst_at.motion_start, 1)
+    b = _frame(dst_at.n_frames, hi, src.fps, "search stop")
+    if b < a:
+        raise ValueError(f"search ({lo:g}, {hi:g}) s holds no frame after the first")
+    candidates = np.arange(a, b + 1)
+    cost = matching.costs(src, i_s, dst_at, candidates)
+    return float(candidates[int(np.argmin(cost))] / src.fps)
 
 
 # -- sequences -----------------------------------------------------------------------------------
