@@ -28,6 +28,8 @@ from .root import root_world, with_root_world, yaw_quat
 
 Array = npt.NDArray[np.float64]
 
+# Seconds over which a lock fades out after the lift, by default.
+BLEND_TIME = 0.1
 # A foot farther than this from its lock (meters) after the solve is reported.
 _SHORT_M = 0.01
 
@@ -131,7 +133,8 @@ def _smooth_drop(drop: Array, radius: int) -> Array:
 
 
 def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None,
-              feet: FeetSpec | None = None, blend_time: float = 0.1, lower_pelvis: bool = False) -> Clip:
+              feet: FeetSpec | None = None, blend_time: float = BLEND_TIME,
+              lower_pelvis: bool = False) -> Clip:
     """A copy of `clip` whose planted feet stay where they landed (see the module notes).
 
     contacts: {'L': bool [T], 'R': bool [T]}, as `contacts.contacts` returns them (detected on the
