@@ -275,6 +275,7 @@ def _entry_heading(src: Clip, anchor: Trajectory, i_s: int, dst: Clip, i_d: int)
     travels at another angle to its facing than the other (a forward walk into a backward or a
     sidestep), is turned by the facings (root headings averaged over the stride) instead."""
     n = round(_STRIDE_SECONDS * src.fps)
+    dst.body  # noqa: B018  (read once, for reanchor too, and shared by the slice below)
     stop = min(max(i_d, dst.motion_start + n) + 1, dst.n_frames)
     traj = trajectory(dst.with_frames(dst.rotations[:stop], dst.positions[:stop]))
     travel_s, facing_s = _travel(src, anchor, i_s)
@@ -402,7 +403,7 @@ def switched_contacts(src: Clip, dst: Clip, i_s: int, i_d: int, n_window: int = 
         m[a_s:i_s + 1] = cs[foot][:i_s + 1 - a_s]
         after = cd[foot][i_d + 1 - a_d:]
         m[i_s + 1:i_s + 1 + len(after)] = after
-        both = cs[foot][i_s + 1 - a_s:i_s + 1 - a_s + n_window]
+        both = cs[foot][i_s + 1 - a_s:i_s + 1 - a_s + min(n_window, n_out - 1 - i_s)]
         m[i_s + 1:i_s + 1 + len(both)] &= both
         out[foot] = m
     return out
