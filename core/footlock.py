@@ -209,6 +209,7 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
             d = _pelvis_drop(wpos[:, index[leg.hip]], target, reach, up)
             drop = np.maximum(drop, np.where(w > 0, d, 0.0))
         drop = _smooth_drop(drop, blend_frames)
+        drop[:clip.motion_start] = 0.0  # a converter's T-pose stays as it is
 
     rot = clip.rotations.copy()
     out = clip
