@@ -125,16 +125,16 @@ def test_lock_keeps_bone_lengths_steps_and_knee_side(locked):
     np.testing.assert_allclose(bone_out, bone_in, atol=1e-9 * fast.height)
 
     def steps(clip):
-        r = Rotation.from_quat(clip.rotations.reshape(-1, 4)[:, [1, 2, 3, 0]])
-        q = r.as_quat().reshape(clip.n_frames, clip.n_joints, 4)
-        flat = q.reshape(-1, 4)
-        a = Rotation.from_quat(flat.reshape(clip.n_frames, -1, 4)[1:].reshape(-1, 4))
-        b = Rotation.from_quat(flat.reshape(clip.n_frames, -1, 4)[:-1].reshape(-1, 4))
-        return (a * b.inv()).magnitude().reshape(clip.n_frames - 1, clip.n_joints).max(axis=0)
+        """Largest rotation step of each joint from the first captured frame on (scipy)."""
+        q = clip.rotations[clip.motion_start:]
+        a = Rotation.from_quat(q[1:].reshape(-1, 4)[:, [1, 2, 3, 0]])
+        b = Rotation.from_quat(q[:-1].reshape(-1, 4)[:, [1, 2, 3, 0]])
+        return (a * b.inv()).magnitude().reshape(len(q) - 1, clip.n_joints).max(axis=0)
 
-    # The issue asks for no step beyond the input's largest; the legs reach 3x that at most so
-    # far (hips following the lowered pelvis over 0.1 s), a known gap reported with issue 24.
-    assert np.all(steps(out) <= 3.0 * steps(fast) + 1e-9)
+    # The issue asks for no step beyond the input's largest; the legs reach 2.1x that at most so
+    # far (the knee straightening toward toe-off under the 15 % faster root, the hips following
+    # the lowered pelvis), a known gap reported with issue 24.
+    assert np.all(steps(out) <= 2.5 * steps(fast) + 1e-9)
     for side, leg in fast.body.legs.items():
         ankle = fast.body.feet[side][0]
         knee = fast.parents[ankle]
