@@ -166,3 +166,20 @@ def test_lock_on_a_take_that_does_not_slide_changes_little():
     _, p1 = out.fk()
     moved = np.linalg.norm(p1 - p0, axis=-1) * clip.meters_per_unit
     assert np.percentile(moved, 95) < 0.06
+
+
+def test_lock_feet_by_name_matches_the_body_map_and_checks_its_contacts():
+    clip = sped_up(bvh.load(take_path("dataset-1_walk_normal_001")))
+    planted = detect(clip)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", footlock.FootLockWarning)
+        mapped = footlock.lock_feet(clip, contacts=planted)
+        named = footlock.lock_feet(clip, contacts=planted, feet={"L": "Foot_L", "R": "Foot_R"})
+    np.testing.assert_array_equal(named.rotations, mapped.rotations)
+    with pytest.raises(ValueError, match="shape"):
+        footlock.lock_feet(clip, contacts={"L": planted["L"][:-1]})
+    with pytest.raises(ValueError, match="foot 'X'"):
+        footlock.lock_feet(clip, contacts={"X": planted["L"]})
+    # No contact, nothing moves.
+    still = footlock.lock_feet(clip, contacts={"L": np.zeros(clip.n_frames, bool)})
+    np.testing.assert_array_equal(still.rotations, clip.rotations)
