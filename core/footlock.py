@@ -1,15 +1,17 @@
 """Foot locking: planted feet held where they landed, by two-bone IK on the legs.
 
-During each contact the foot's pivot, the point it stands on, stays where it was planted: the
-ankle (heel) from touchdown, the ball (the toe joint) from the frame the heel lifts, which is when
-the ankle has risen HEEL_LIFT leg lengths above its lowest height so far in the contact. The foot
-keeps the source's roll and pitch (a heel-off stays a heel-off) and its yaw on the floor is held
-at the touchdown's. What changes is a per-frame offset of the ankle (position and a yaw about up)
-from the source; it is zero at touchdown by construction, so a lock is at full strength on the
-touchdown frame, and after the lift it fades out with smoothstep over `blend_time` (or by the next
-touchdown, if sooner). The legs (hip, knee, ankle) are solved by `ik.two_bone`, the knee bending in
-its own plane; the root, the upper body and the toes' local rotations are untouched, and so are
-bone lengths.
+During each contact the foot's pivot, the point it stands on, stays where it was planted: each
+step, the ankle moves only as the foot rolls about the point of it (ankle, ball, toe tips) that
+moves least in the source over that step, so the heel holds after touchdown and the ball or toe
+once the heel lifts, and a source that slides (or whose root was sped up) no longer does. The foot
+keeps the source's roll and pitch (a heel-off stays a heel-off) and its yaw about up is held at
+the touchdown's (the twist of its rotation since then is taken off). What changes is a per-frame
+offset of the ankle (position and a yaw) from the source; it is zero at touchdown by construction,
+so a lock is at full strength on the touchdown frame, and after the lift it fades out with a
+smoothstep over `blend_time`, or over as long as keeps its average speed under FADE_SPEED, and by
+the next touchdown at the latest. The legs (hip, knee, ankle) are solved by `ik.two_bone`, the
+knee bending in its own plane; the root, the upper body and the toes' local rotations are
+untouched, and so are bone lengths.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ Array = npt.NDArray[np.float64]
 
 # Seconds over which a lock fades out after the lift, by default.
 BLEND_TIME = 0.1
+# m/s: the most a fading lock moves the foot on average.
+FADE_SPEED = 0.5
 # A foot farther than this from its lock (meters) after the solve is reported.
 _SHORT_M = 0.01
 
@@ -101,7 +105,11 @@ def offsets(clip: Clip, ankle_pos: Array, ankle_rot: Array, points: Array, plant
     if blend_frames > 0:
         # After each lift the last offset fades out, done by the next touchdown at the latest.
         nxt = np.append(starts[1:], T)
-        fade = np.minimum(blend_frames, nxt - stops)
+        # A large offset (a foot held far from where the source lifts it) fades out no faster
+        # than FADE_SPEED: a 10 cm offset over 0.2 s, not in three frames at 30 fps.
+        held = np.linalg.norm(off[stops - 1], axis=-1) * clip.meters_per_unit
+        longer = np.ceil(held / FADE_SPEED * clip.fps).astype(np.int64)
+        fade = np.minimum(np.maximum(blend_frames, longer), nxt - stops)
         n = np.maximum(fade, 0)
         idx = np.repeat(np.arange(len(stops)), n)
         d = np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n) + 1
