@@ -141,6 +141,49 @@ def sync_ramp(walk: Clip, run: Clip, out: Path, seconds: float = 4.0) -> Path:
     return _save(fig, out)
 
 
+def foot_locking(src: Clip, dst: Clip, out: Path, src_time: float = 1.0, blend_time: float = 0.3) -> Path:
+    """A planted foot's height and speed over the floor through a dead blend into the best target
+    time, with and without lock_feet, shading where it is planted."""
+    from core import transition
+
+    dst_time = transition.best_target_time(src, src_time, dst)
+    i_s = round(src_time * src.fps)
+    n = round(blend_time * src.fps)
+    plain = transition.dead_blend(src, dst, src_time, dst_time, blend_time)
+    locked = transition.dead_blend(src, dst, src_time, dst_time, blend_time, lock_feet=True)
+    planted = transition.switched_contacts(src, transition._at_rate(src, dst), i_s,
+                                           round(dst_time * src.fps), n)
+    foot = max(planted, key=lambda f: int(planted[f][i_s + 1:i_s + n].sum()))
+    window = slice(i_s - 40, i_s + n + 40)
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 4.6), sharex=True)
+    lines = (("dead blend", plain, "#ff7f0e"), ("dead blend, lock_feet", locked, "#2ca02c"))
+    for label, clip, color in lines:
+        wrot, wpos = clip.fk()
+        joints = clip.body.feet[foot]
+        sites = np.flatnonzero(np.isin(clip.end_parents, joints))
+        p = np.concatenate([wpos[:, joints], clip.end_site_positions(wrot, wpos)[:, sites]], axis=1)
+        p = p * clip.meters_per_unit
+        up = clip.up
+        step = np.diff(p, axis=0)
+        step -= (step @ up)[..., None] * up
+        speed = np.concatenate([[0.0], np.linalg.norm(step, axis=-1).min(axis=1) * clip.fps])
+        t = (np.arange(clip.n_frames) - i_s) / clip.fps
+        top.plot(t[window], (p @ up).min(axis=1)[window] * 100, color=color, lw=1.6, label=label)
+        bottom.plot(t[window], speed[window], color=color, lw=1.6, label=label)
+    t = (np.arange(plain.n_frames) - i_s) / plain.fps
+    for ax in (top, bottom):
+        ax.axvspan(0, blend_time, color="#eeeeee", zorder=0)
+        ax.fill_between(t[window], 0, 1, where=planted[foot][window], color=COLORS[foot], alpha=0.08,
+                        transform=ax.get_xaxis_transform(), zorder=0)
+    top.set_ylabel("lowest point (cm)")
+    top.legend(loc="upper right", fontsize=8)
+    bottom.set_ylabel("slowest point (m/s)")
+    bottom.set_xlabel(f"seconds from the switch (grey: blend window; tint: {foot} foot planted)")
+    fig.suptitle(f"{src.name} at {src_time:g} s -> {dst.name} at {dst_time:.2f} s (best_target_time): "
+                 f"the {foot} foot through a dead blend")
+    return _save(fig, out)
+
+
 def _blend_for_timeline(walk: Clip, run: Clip) -> Clip:
     from core import sync
 
@@ -159,6 +202,7 @@ def make_all(docs: Path = DOCS, extra: dict[str, Callable[[Path], Path]] | None 
                           docs / "contacts.png"),
         transition_speeds(walk, run, docs / "transition.png"),
         sync_ramp(walk, run, docs / "sync.png"),
+        foot_locking(walk, run, docs / "footlock.png"),
     ]
     for name, make in (extra or {}).items():
         paths.append(make(docs / name))
