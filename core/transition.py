@@ -68,7 +68,7 @@ from . import blend, quat
 from .body import FeetSpec, with_feet
 from .clip import Clip
 from .resample import resample
-from .root import reanchor, root_world, trajectory, with_root_world
+from .root import Trajectory, floor_axes, reanchor, root_world, trajectory, with_root_world
 
 Array = npt.NDArray[np.float64]
 
@@ -82,6 +82,14 @@ _TIME_SNAP = 1e-9
 # Blend times often come from float32 UI fields (0.3 s is 0.30000001 s, 36.0000014 frames at
 # 120 fps): a frame count within this of a whole number is that number.
 _FRAME_SNAP = 1e-5
+# Re-anchoring aligns the takes' travel over this long before the switch: about one walking
+# stride, over which the pelvis's swing (14-24 degrees a stride on Bandai takes) averages out.
+_STRIDE_SECONDS = 1.0
+# A root slower than this (m/s) over the stride does not travel: its facing is used.
+_STILL_MPS = 0.2
+# Travel and facing turning the destination by angles this far apart (radians) are different
+# gaits (forward into backward or sideways): the facing is used.
+_SAME_GAIT = math.radians(45.0)
 
 
 def smoothstep(x: npt.ArrayLike) -> Array:
@@ -218,7 +226,7 @@ def _switch(src: Clip, dst: Clip, i_s: int, i_d: int, blend_time: float,
     # Frames up to the switch make its trajectory (unsmoothed, causal): a sequence's source is
     # the rest of a whole take.
     anchor = trajectory(src.with_frames(src.rotations[:i_s + 1], src.positions[:i_s + 1]))
-    dst = reanchor(dst, i_d, anchor.position[i_s], float(anchor.heading[i_s]))
+    dst = reanchor(dst, i_d, anchor.position[i_s], _entry_heading(src, anchor, i_s, dst, i_d))
     # Frame i_s + K is the first at alpha = 1 (K dt >= blend_time); W frames in between blend.
     n_full = math.ceil(blend_time * fps - _FRAME_SNAP)
     n_window = max(min(n_full - 1, dst.n_frames - 1 - i_d), 0)
@@ -233,6 +241,44 @@ def _switch(src: Clip, dst: Clip, i_s: int, i_d: int, blend_time: float,
         w0 = w0 * np.minimum(1.0, max_speed / np.maximum(speed, 1e-300))
     qd, xd = _rooted(dst, np.arange(i_d, i_d + n_window + 1))
     return _Switch(src, dst, i_s, i_d, t, alpha_j, m, prev[0][1], prev[1][1], w0, v0, qd, xd)
+
+
+def _travel(clip: Clip, traj: Trajectory, frame: int) -> tuple[float, float]:
+    """(travel direction, facing) on the floor, radians, over the stride before `frame` (the
+    first stride when the clip has not gone that far): the root's chord over the window, and its
+    mean heading there. The travel direction is nan when the root barely moves."""
+    first = min(clip.motion_start, frame)  # not from a converter's T-pose
+    n = min(round(_STRIDE_SECONDS * clip.fps), len(traj.heading) - 1 - first)
+    a = max(frame - n, first)
+    b = a + n
+    facing = float(np.mean(traj.heading[a:b + 1]))
+    chord = traj.position[b] - traj.position[a]
+    if n < 1 or np.linalg.norm(chord) * clip.meters_per_unit < _STILL_MPS * n / clip.fps:
+        return math.nan, facing
+    fwd, side = floor_axes(clip.up)
+    return math.atan2(float(chord @ side), float(chord @ fwd)), facing
+
+
+def _entry_heading(src: Clip, anchor: Trajectory, i_s: int, dst: Clip, i_d: int) -> float:
+    """The heading dst is given at i_d: its own there, turned by the angle between the two
+    takes' directions of travel over the stride before their switch frames, so their paths go on
+    straight whatever the pelvis swings within a stride. A take that barely travels, or one that
+    travels at another angle to its facing than the other (a forward walk into a backward or a
+    sidestep), is turned by the facings (root headings averaged over the stride) instead."""
+    n = round(_STRIDE_SECONDS * src.fps)
+    stop = min(max(i_d, dst.motion_start + n) + 1, dst.n_frames)
+    traj = trajectory(dst.with_frames(dst.rotations[:stop], dst.positions[:stop]))
+    travel_s, facing_s = _travel(src, anchor, i_s)
+    travel_d, facing_d = _travel(dst, traj, i_d)
+    by_facing = facing_s - facing_d
+    by_travel = travel_s - travel_d
+    if math.isnan(by_travel) or abs(_wrap(by_travel - by_facing)) > _SAME_GAIT:
+        return float(traj.heading[i_d]) + by_facing
+    return float(traj.heading[i_d]) + by_travel
+
+
+def _wrap(x: float) -> float:
+    return (x + math.pi) % (2.0 * math.pi) - math.pi
 
 
 def _blend_window(sw: _Switch, src_q: Array, src_x: Array) -> tuple[Array, Array]:
@@ -539,7 +585,8 @@ def sequence(clips: Sequence[tuple[Clip, float, float]], blend_time: float | Seq
     add_events(first, fa / fps, fb / fps, -fa / fps, closed=True)
     for (clip, a, _), (fa, fb), switch_blend in zip(items[1:], spans[1:], blend_times, strict=True):
         s = end - lead  # the switch, in cur's frames
-        keep = max(s - 1, 0)  # frames before the two the velocity needs are final
+        # Frames before the stride the re-anchoring reads (and the two the velocity needs) are final.
+        keep = max(s - round(_STRIDE_SECONDS * fps), 0)
         rot_parts.append(cur.rotations[:keep])
         pos_parts.append(cur.positions[:keep])
         # The source of the next transition: cur from `keep` on (a view; Clip slices copy twice).
