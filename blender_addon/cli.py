@@ -113,6 +113,19 @@ def _parser() -> argparse.ArgumentParser:
     ins.add_argument("--armature", help="armature object name (default: active or only armature)")
     ins.add_argument("--action", help="action name (default: the armature's active action)")
     ins.add_argument("--feet", metavar="LEFT,RIGHT", help="the two ankle joints, to see the map around them")
+    lf = sub.add_parser(
+        "lock-feet", help="hold planted feet where they land (a BVH take, or an armature's action)",
+        description="Lock the planted feet of a BVH take, or of an armature's action in a .blend "
+                    "(its stride_contact curves when it has them, else detected contacts), and write "
+                    "the result as a BVH or as a new action in a .blend.")
+    lf.add_argument("input", help="IN.bvh or IN.blend")
+    lf.add_argument("--armature", help="armature object in a .blend (default: active or only armature)")
+    lf.add_argument("--action", help="action name in a .blend (default: the armature's active action)")
+    lf.add_argument("--blend-time", type=float, default=0.1, help="seconds a lock eases out over (0.1)")
+    lf.add_argument("--lower-pelvis", action="store_true", help="lower the hips where a leg cannot reach")
+    lf.add_argument("--speed", type=dataset_speed, default=None, metavar="auto|M",
+                    help="foot speed threshold in m/s, or auto (default)")
+    lf.add_argument("--out", required=True, help="OUT.bvh or OUT.blend")
     export = sub.add_parser("export", help="write an armature's action as a BVH file",
                             description="Write an armature's action as a BVH file.")
     export.add_argument("blend_file", nargs="?", metavar="blend",
@@ -144,6 +157,8 @@ def main(argv: Sequence[str]) -> int:
             return _sync_blend(args)
         if args.command == "sequence":
             return _sequence(args)
+        if args.command == "lock-feet":
+            return _lock_feet(args)
         if args.command == "inspect":
             return _inspect(args)
         if args.command == "export":
@@ -203,6 +218,40 @@ def _events(args: argparse.Namespace) -> int:
         print(f"stride: {obj.name} / {action.name}: {steps}; {feet}; curves {', '.join(written)}")
     jobs.save_blend(args.out)
     print(f"stride: wrote {args.out}")
+    return 0
+
+
+def _lock_feet(args: argparse.Namespace) -> int:
+    import warnings
+
+    from .core import contacts, footlock
+
+    source = Path(args.input)
+    if not source.is_file():
+        raise jobs.JobError(f"no such file: {str(source)!r}")
+    if source.suffix.lower() == ".blend":
+        bpy.ops.wm.open_mainfile(filepath=str(source))
+        obj = jobs.find_armature(args.armature)
+        act, clip, notes = jobs.lock_feet_action(obj, args.action, args.blend_time, args.lower_pelvis,
+                                                 args.speed)
+        for note in notes[1:]:
+            print(f"stride lock-feet: warning: {note}", file=sys.stderr)
+        if args.out.lower().endswith(".bvh"):
+            bvh.save(clip, args.out)
+        else:
+            jobs.save_blend(args.out)
+        print(f"stride: {act.name!r}: {clip.n_frames} frames ({notes[0]}); wrote {args.out}")
+        return 0
+    clip = bvh.load(source)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        masks = contacts.contacts(clip, speed_mps=args.speed)
+        out = footlock.lock_feet(clip, contacts=masks, blend_time=args.blend_time,
+                                 lower_pelvis=args.lower_pelvis)
+    for w in caught:
+        if issubclass(w.category, (footlock.FootLockWarning, contacts.ContactWarning)):
+            print(f"stride lock-feet: warning: {w.message}", file=sys.stderr)
+    _write_clip(out, source, args.out, f"{clip.name} (feet locked)")
     return 0
 
 

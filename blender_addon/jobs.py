@@ -149,6 +149,47 @@ def detect_footsteps(obj: Any, action: str | None = None, speed_mps: float | Non
     return act, counts, "; ".join([feet_note(clip), *doubts])
 
 
+def contact_masks(act: Any, slot: Any, timing: bridge.Timing, clip: Clip) -> dict[str, np.ndarray] | None:
+    """The action's own contacts, {'L': bool [T], 'R': ...}, from the `stride_contact_L/R` curves
+    Write Event Curves keyed (and an animator may have edited), at the clip's frames; None when
+    the action has none."""
+    bag = compat.channelbag(act, slot, create=False)
+    if bag is None:
+        return None
+    frames = timing.frame(clip.times)
+    out = {}
+    for fc in bag.fcurves:
+        for side in ("L", "R"):
+            if fc.data_path == _property_path(f"stride_contact_{side}"):
+                out[side] = np.array([fc.evaluate(float(f)) for f in frames]) > 0.5
+    return out if len(out) == 2 else None
+
+
+def lock_feet_action(obj: Any, action: str | None = None, blend_time: float = 0.1,
+                     lower_pelvis: bool = False, speed_mps: float | None = None,
+                     progress: Callable[[float], None] | None = None) -> tuple[Any, Clip, list[str]]:
+    """A new action with the planted feet of `action` (the active one by default) held where they
+    land: (action, clip, notes). Contacts come from the action's `stride_contact_L/R` curves when
+    it has them (Write Event Curves; edit them to say where a foot is planted), else they are
+    detected (Foot Speed 0: Auto)."""
+    import warnings
+
+    from .core import contacts, footlock
+
+    act, slot, clip, timing = _armature_action(obj, action)
+    masks = contact_masks(act, slot, timing, clip)
+    notes = ["contacts from the action's stride_contact curves" if masks is not None else "contacts detected"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if masks is None:
+            masks = contacts.contacts(clip, speed_mps=foot_speed(speed_mps))
+        out = footlock.lock_feet(clip, contacts=masks, blend_time=blend_time, lower_pelvis=lower_pelvis)
+    notes += [str(w.message) for w in caught if issubclass(w.category, (footlock.FootLockWarning,
+                                                                      contacts.ContactWarning))]
+    result = write_result(obj, out, f"{act.name} (feet locked)", timing, source=act, progress=progress)
+    return result, out, notes
+
+
 def feet_note(clip: Clip) -> str:
     """'feet LeftFoot, RightFoot (from names)', and the body map's warnings, for reports."""
     b = clip.body

@@ -375,6 +375,40 @@ class STRIDE_OT_pick_time(bpy.types.Operator, _ActionOperator):
         return {"FINISHED"}
 
 
+class STRIDE_OT_lock_feet(bpy.types.Operator, _ActionOperator):
+    """Bake a new action whose planted feet stay where they land (two-bone leg IK, the rest of the
+    body untouched). Contacts from the action's stride_contact curves when it has them"""
+
+    bl_idname = "stride.lock_feet"
+    bl_label = "Lock Feet"
+    bl_options = {"REGISTER", "UNDO"}
+
+    action: StringProperty(name="Action", description="Action (empty: the active one)")  # type: ignore[valid-type]
+    blend_time: FloatProperty(  # type: ignore[valid-type]
+        name="Blend Time", default=0.1, min=0.0, max=2.0, unit="TIME_ABSOLUTE",
+        description="Seconds over which a lock eases out after the foot lifts")
+    lower_pelvis: BoolProperty(  # type: ignore[valid-type]
+        name="Lower Pelvis", default=False,
+        description="Where a leg cannot reach its planted foot, lower the hips just enough")
+    speed_mps: FloatProperty(  # type: ignore[valid-type]
+        name="Foot Speed", default=0.0, min=0.0, max=5.0, unit="VELOCITY",
+        description=("Foot speed in m/s under which a foot is planted, when contacts are detected; "
+                     "0 = Auto"))
+
+    def execute(self, context: Any) -> set[str]:  # type: ignore[override]
+        try:
+            with _progress(context) as step:
+                act, clip, notes = jobs.lock_feet_action(self.target(context), self.action, self.blend_time,
+                                                         self.lower_pelvis, self.speed_mps, progress=step)
+        except jobs.USER_ERRORS as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        for note in notes[1:]:
+            self.report({"WARNING"}, note)
+        self.report({"INFO"}, f"{act.name}: {clip.n_frames} frames, {notes[0]}")
+        return {"FINISHED"}
+
+
 def _menu_export(self: Any, context: Any) -> None:
     self.layout.operator(STRIDE_OT_export_bvh.bl_idname, text="Motion Capture (.bvh) - Stride")
 
@@ -395,4 +429,4 @@ def unregister_menus() -> None:
 
 CLASSES = (STRIDE_OT_import_bvh, STRIDE_FH_bvh, STRIDE_OT_export_bvh, STRIDE_OT_detect_footsteps,
            STRIDE_OT_write_event_curves, STRIDE_OT_detect_events_from_curves, STRIDE_OT_bake_transition,
-           STRIDE_OT_bake_nla_track, STRIDE_OT_pick_time, STRIDE_OT_bake_sync_blend)
+           STRIDE_OT_bake_nla_track, STRIDE_OT_pick_time, STRIDE_OT_bake_sync_blend, STRIDE_OT_lock_feet)

@@ -55,6 +55,8 @@ class VIEW3D_PT_stride_events(bpy.types.Panel):
         op.speed_mps = settings.speed_mps
         op = col.operator("stride.detect_events_from_curves", icon="MARKER")
         op.window = settings.window
+        op = layout.operator("stride.lock_feet", icon="PINNED")
+        op.speed_mps = settings.speed_mps
 
 
 class VIEW3D_PT_stride_transition(bpy.types.Panel):
