@@ -28,6 +28,8 @@ from .root import root_world, with_root_world, yaw_quat
 
 Array = npt.NDArray[np.float64]
 
+# Seconds over which a lock fades out after the lift, by default.
+BLEND_TIME = 0.1
 # A foot farther than this from its lock (meters) after the solve is reported.
 _SHORT_M = 0.01
 
@@ -65,42 +67,48 @@ def offsets(clip: Clip, ankle_pos: Array, ankle_rot: Array, points: Array, plant
             blend_frames: int) -> tuple[Array, Array, Array]:
     """(position offset [T, 3], yaw offset [T] radians, weight [T]) of one foot's ankle from the
     source, world frame, file units, that hold its pivot over each contact of `planted`.
-    points [T, K, 3]: the foot's points, the ankle first and the ball second."""
+    points [T, K, 3]: the foot's points (ankle, ball, toe tips)."""
     T = len(planted)
     up = clip.up
-    rel = points - ankle_pos[:, None]
-    # The pivot of each step is the point that moves least in the source over it.
-    step = np.linalg.norm(np.diff(points, axis=0), axis=-1)
-    pivot = np.concatenate([[0], np.argmin(step, axis=1)])
     off = np.zeros((T, 3))
     off_yaw = np.zeros(T)
     weight = np.zeros(T)
     starts, stops = _runs(planted)
-    for n, (t0, t1) in enumerate(zip(starts, stops, strict=True)):
-        span = slice(t0, t1)
-        # The foot's turn about up since touchdown: the twist of its rotation since then (the
-        # toe's direction on the floor is ill-defined on tiptoe).
-        since = quat.mul_inv(ankle_rot[span], ankle_rot[t0])
-        turn = _wrap(2.0 * np.arctan2(since[:, 1:] @ up, since[:, 0]))
-        held = yaw_quat(-turn, up)
-        # The ankle moves only as the foot rolls about its pivot: each step, by minus the pivot's
-        # move seen from the ankle of the yaw-held foot.
-        r = quat.mul_vec(held[:, None], rel[span])
-        k = pivot[t0 + 1:t1]
-        i = np.arange(1, t1 - t0)
-        roll = r[i, k] - r[i - 1, k]
-        target = ankle_pos[t0] - np.concatenate([np.zeros((1, 3)), np.cumsum(roll, axis=0)])
-        off[span] = target - ankle_pos[span]
-        off_yaw[span] = -turn
-        weight[span] = 1.0
-        # Fade out after the lift, done by the next touchdown at the latest.
-        nxt = starts[n + 1] if n + 1 < len(starts) else T
-        fade = min(blend_frames, nxt - t1)
-        if fade > 0:
-            w = _smoothstep(1.0 - np.arange(1, fade + 1) / (fade + 1))
-            off[t1:t1 + fade] = off[t1 - 1]
-            off_yaw[t1:t1 + fade] = off_yaw[t1 - 1]
-            weight[t1:t1 + fade] = w
+    if not starts.size:
+        return off, off_yaw, weight
+    frames = np.flatnonzero(planted)
+    # Each contact frame's touchdown frame.
+    t0 = np.repeat(starts, stops - starts)
+    # The foot's turn about up since touchdown: the twist of its rotation since then (the toe's
+    # direction on the floor is ill-defined on tiptoe).
+    since = quat.mul_inv(ankle_rot[frames], ankle_rot[t0])
+    turn = _wrap(2.0 * np.arctan2(since[:, 1:] @ up, since[:, 0]))
+    held = yaw_quat(-turn, up)
+    # The ankle moves only as the foot rolls about its pivot, the point that moves least in the
+    # source over each step: by minus the pivot's move seen from the ankle of the yaw-held foot.
+    r = quat.mul_vec(held[:, None], points[frames] - ankle_pos[frames, None])
+    first = frames == t0
+    prev = np.maximum(np.arange(len(frames)) - 1, 0)
+    moved = np.linalg.norm(points[frames] - points[np.maximum(frames - 1, 0)], axis=-1)
+    k = np.argmin(moved, axis=1)
+    rows = np.arange(len(frames))
+    roll = np.where(first[:, None], 0.0, r[rows, k] - r[prev, k])
+    total = np.cumsum(roll, axis=0)
+    total -= np.repeat(total[np.searchsorted(frames, starts)], stops - starts, axis=0)
+    off[frames] = ankle_pos[t0] - total - ankle_pos[frames]
+    off_yaw[frames] = -turn
+    weight[frames] = 1.0
+    if blend_frames > 0:
+        # After each lift the last offset fades out, done by the next touchdown at the latest.
+        nxt = np.append(starts[1:], T)
+        fade = np.minimum(blend_frames, nxt - stops)
+        n = np.maximum(fade, 0)
+        idx = np.repeat(np.arange(len(stops)), n)
+        d = np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n) + 1
+        at = np.repeat(stops, n) + d - 1
+        off[at] = off[stops[idx] - 1]
+        off_yaw[at] = off_yaw[stops[idx] - 1]
+        weight[at] = _smoothstep(1.0 - d / (fade[idx] + 1.0))
     return off, off_yaw, weight
 
 
@@ -131,7 +139,8 @@ def _smooth_drop(drop: Array, radius: int) -> Array:
 
 
 def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None,
-              feet: FeetSpec | None = None, blend_time: float = 0.1, lower_pelvis: bool = False) -> Clip:
+              feet: FeetSpec | None = None, blend_time: float = BLEND_TIME,
+              lower_pelvis: bool = False) -> Clip:
     """A copy of `clip` whose planted feet stay where they landed (see the module notes).
 
     contacts: {'L': bool [T], 'R': bool [T]}, as `contacts.contacts` returns them (detected on the

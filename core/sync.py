@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from . import blend, contacts, quat, root
+from . import blend, contacts, footlock, quat, root
 from .body import FeetSpec, with_feet
 from .clip import Clip
 
@@ -600,7 +600,7 @@ def _with_residual(clip: Clip, loop: _RootLoop) -> tuple[Array, Array]:
 
 def sync_blend(a: Clip, b: Clip, weight: Any, duration: float, *, mode: str = "linear",
                fps: float | None = None, mask: npt.ArrayLike | None = None,
-               feet: FeetSpec | None = None) -> Clip:
+               feet: FeetSpec | None = None, lock_feet: bool = False) -> Clip:
     """Loops a and b blended at one phase for `duration` seconds (frames 0 .. duration * fps).
 
     weight: 0 plays a, 1 plays b; a number, a callable f(t_seconds) -> w (called with the array of
@@ -622,7 +622,9 @@ def sync_blend(a: Clip, b: Clip, weight: Any, duration: float, *, mode: str = "l
     in its heading frame, and its turn, blend by weight and integrate from a's trajectory at its
     time 0; the residual (height, sway, hip rotation) blends like a joint. So travel speed is
     blended stride over blended period (`travel_speed`), not linear in w. `events` hold the
-    markers' times in the blend (sub-frame).
+    markers' times in the blend (sub-frame). lock_feet=True runs `footlock.lock_feet` on the
+    blend with the loops' contacts laid out on it (`sync_contacts`: planted where both loops
+    are at their warped times), so the feet the blend slides stay put.
     """
     a, b = with_feet(a, feet), with_feet(b, feet)
     s = _sync(a, b, weight, duration, mode, fps)
@@ -648,7 +650,26 @@ def sync_blend(a: Clip, b: Clip, weight: Any, duration: float, *, mode: str = "l
                end_parents=a.end_parents, end_offsets=a.end_offsets, events=s.events,
                name="+".join(x for x in (a.name, b.name) if x), root=a.root, up=up, forward=forward,
                meters_per_unit=a.meters_per_unit, motion_start=0)
-    return out if top else root.with_root_world(out, world_rot, world_pos)
+    out = out if top else root.with_root_world(out, world_rot, world_pos)
+    if lock_feet:
+        out = footlock.lock_feet(out, contacts=_laid_out(a, b, s))
+    return out
+
+
+def _laid_out(a: Clip, b: Clip, s: _Sync) -> dict[str, np.ndarray]:
+    ca, cb = contacts.contacts(a), contacts.contacts(b)
+    ia = np.rint(s.times_a * a.fps).astype(np.int64) % a.loop_frames
+    ib = np.rint(s.times_b * b.fps).astype(np.int64) % b.loop_frames
+    return {foot: ca[foot][ia] & cb[foot][ib] for foot in ca.keys() & cb.keys()}
+
+
+def sync_contacts(a: Clip, b: Clip, weight: Any, duration: float, *, mode: str = "linear",
+                  fps: float | None = None, feet: FeetSpec | None = None) -> dict[str, np.ndarray]:
+    """{foot: bool [n]}: the loops' contacts (`contacts.contacts`) on `sync_blend`'s output frames
+    with the same arguments: planted where both loops are, each at the frame nearest its warped
+    time."""
+    a, b = with_feet(a, feet), with_feet(b, feet)
+    return _laid_out(a, b, _sync(a, b, weight, duration, mode, fps))
 
 
 # -- travel speed --------------------------------------------------------------------------------

@@ -49,6 +49,12 @@ Blender's NLA does, see `crossfade`.
 
 `feet` ({'L': ankle, 'R': ankle}, names or indices) rebuilds both clips' body maps around those
 ankles (`body.with_feet`) where the map's own are not the ones; up and facing come from it.
+`lock_feet=True` (dead_blend, inertialize, crossfade, sequence) runs `footlock.lock_feet` after
+the switch with the sources' contacts laid out on the output's frames (`switched_contacts`: src's
+up to the switch, dst's after it), on the stances that start by the end of the blend: a foot
+planted across the switch is held from the frame after it until dst lifts it, instead of sliding
+through the blend. The source and the switch frame's velocity are untouched; after those stances
+(and their 0.1 s fade) the output is the re-anchored dst again.
 `mask` (`[J]` in [0, 1], e.g. from `blend.mask`) says how much of the transition each joint
 gets: 1 the full transition, 0 a cut (the joint is dst's from output frame i_s + 1 on), in between
 the source's share (1 - alpha, or the inertialization offset) scaled by it.
@@ -64,9 +70,10 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from . import blend, quat
+from . import blend, footlock, matching, quat
 from .body import FeetSpec, with_feet
 from .clip import Clip
+from .contacts import contacts as detect_contacts
 from .resample import resample
 from .root import Trajectory, floor_axes, reanchor, root_world, trajectory, with_root_world
 
@@ -90,6 +97,8 @@ _STILL_MPS = 0.2
 # Travel and facing turning the destination by angles this far apart (radians) are different
 # gaits (forward into backward or sideways): the facing is used.
 _SAME_GAIT = math.radians(45.0)
+# lock_feet reads each take's contacts over this many seconds around its switch frame.
+_CONTACT_SECONDS = 2.0
 
 
 def smoothstep(x: npt.ArrayLike) -> Array:
@@ -319,7 +328,7 @@ Window = Callable[[_Switch], tuple[Array, Array]]
 
 def _transition(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float,
                 mask: npt.ArrayLike | None, max_speed: float | None, window: Window, tag: str,
-                feet: FeetSpec | None = None) -> Clip:
+                feet: FeetSpec | None = None, lock_feet: bool = False) -> Clip:
     # Feet given: both maps rebuilt around them (up and facing, which the heading is measured by).
     src, dst = with_feet(src, feet), with_feet(dst, feet)
     dst_at = _at_rate(src, dst)
@@ -332,8 +341,71 @@ def _transition(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_ti
         rot, pos = np.zeros((0, src.n_joints, 4)), np.zeros((0, src.n_joints, 3))
     rot, pos = _assemble(sw, rot, pos)
     name = f"{src.name}>{dst.name}" if src.name or dst.name else tag
-    return src.replace(rotations=rot, positions=pos, events=_events(src, sw.dst, i_s, i_d, len(rot)),
-                       loop=False, name=name, root=src.root, motion_start=min(src.motion_start, i_s))
+    out = src.replace(rotations=rot, positions=pos, events=_events(src, sw.dst, i_s, i_d, len(rot)),
+                      loop=False, name=name, root=src.root, motion_start=min(src.motion_start, i_s))
+    if lock_feet:
+        planted = switched_contacts(src, dst_at, i_s, i_d, sw.n_window)
+        out = _lock_window(out, planted, i_s, i_s + sw.n_window + 1)
+    return out
+
+
+def _lock_window(out: Clip, planted: dict[str, np.ndarray], i_s: int, end: int) -> Clip:
+    """out with the feet locked over the contacts that start after the switch frame i_s and by
+    frame `end` (the first frame past the blend): the stances the blend would slide. A foot
+    planted across the switch is held from i_s + 1 on, so the switch itself and the source are
+    untouched; stances that start after the blend are dst's own."""
+    T = out.n_frames
+    fade = math.ceil(footlock.BLEND_TIME * out.fps)
+    keep: dict[str, np.ndarray] = {}
+    stop = i_s + 1
+    for foot, mask in planted.items():
+        m = mask.copy()
+        m[:i_s + 1] = False
+        starts, stops = footlock._runs(m)
+        for a, b in zip(starts, stops, strict=True):
+            if a > end:
+                m[a:b] = False
+            else:
+                stop = max(stop, min(b + fade + 1, T))
+        keep[foot] = m
+    if stop <= i_s + 1:
+        return out
+    part = out.with_frames(out.rotations[i_s + 1:stop], out.positions[i_s + 1:stop])
+    # A FootLockWarning names the output, with times counted from the part's first frame.
+    part.name = f"{out.name or 'the transition'} (times from {(i_s + 1) / out.fps:.3f} s)"
+    locked = footlock.lock_feet(part, contacts={f: m[i_s + 1:stop] for f, m in keep.items()})
+    rot = out.rotations.copy()
+    rot[i_s + 1:stop] = locked.rotations
+    return out.replace(rotations=rot)
+
+
+def _contacts_near(clip: Clip, frame: int, before: float, after: float) -> tuple[int, dict[str, np.ndarray]]:
+    """(first frame, {foot: bool [n]}): contacts read on the clip's frames from `before` seconds
+    before `frame` to `after` seconds after it (a few strides give the take's thresholds, at a
+    cost that does not grow with the take)."""
+    a = max(frame - round(before * clip.fps), min(clip.motion_start, frame))
+    b = min(frame + round(after * clip.fps) + 1, clip.n_frames)
+    return a, detect_contacts(clip.with_frames(clip.rotations[a:b], clip.positions[a:b]))
+
+
+def switched_contacts(src: Clip, dst: Clip, i_s: int, i_d: int, n_window: int = 0) -> dict[str, np.ndarray]:
+    """{foot: bool [T_out]}: the sources' contacts laid out on a transition's frames: src's up to
+    the switch frame i_s, over the n_window blended frames after it planted where both are
+    (src still playing, dst at src's rate), dst's after them. Each take is read over a few
+    seconds around its switch frame (False beyond them)."""
+    a_s, cs = _contacts_near(src, i_s, _CONTACT_SECONDS, n_window / src.fps)
+    a_d, cd = _contacts_near(dst, i_d, _STRIDE_SECONDS, _CONTACT_SECONDS)
+    n_out = i_s + 1 + dst.n_frames - 1 - i_d
+    out = {}
+    for foot in cs.keys() & cd.keys():
+        m = np.zeros(n_out, dtype=bool)
+        m[a_s:i_s + 1] = cs[foot][:i_s + 1 - a_s]
+        after = cd[foot][i_d + 1 - a_d:]
+        m[i_s + 1:i_s + 1 + len(after)] = after
+        both = cs[foot][i_s + 1 - a_s:i_s + 1 - a_s + n_window]
+        m[i_s + 1:i_s + 1 + len(both)] &= both
+        out[foot] = m
+    return out
 
 
 # -- the methods ---------------------------------------------------------------------------------
@@ -342,7 +414,8 @@ def _transition(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_ti
 def dead_blend(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float = 0.25, *,
                halflife: str | float = "auto", halflife_scale: float = 0.3, halflife_min: float = 0.1,
                halflife_max: float = 1.0, root_halflife: float = 5.0, max_speed: float | None = None,
-               mask: npt.ArrayLike | None = None, feet: FeetSpec | None = None) -> Clip:
+               mask: npt.ArrayLike | None = None, feet: FeetSpec | None = None,
+               lock_feet: bool = False) -> Clip:
     """Dead-blended transition from src at src_time to dst at dst_time (seconds), at src.fps.
 
     The source pose at the switch keeps moving with its velocity decaying by `halflife` seconds
@@ -379,7 +452,8 @@ def dead_blend(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_tim
         ext_x = extrapolate(sw.x0, sw.v0, hl_pos, sw.t)
         return _blend_window(sw, ext_q, ext_x)
 
-    return _transition(src, dst, src_time, dst_time, blend_time, mask, max_speed, window, "dead_blend", feet)
+    return _transition(src, dst, src_time, dst_time, blend_time, mask, max_speed, window, "dead_blend", feet,
+                       lock_feet)
 
 
 def spring_offset(x0: npt.ArrayLike, v0: npt.ArrayLike, halflife: float, t: npt.ArrayLike) -> Array:
@@ -424,7 +498,8 @@ INERTIALIZATIONS = ("quintic", "cubic", "spring")
 
 def inertialize(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float = 0.25, *,
                 kind: str = "quintic", max_speed: float | None = None,
-                mask: npt.ArrayLike | None = None, feet: FeetSpec | None = None) -> Clip:
+                mask: npt.ArrayLike | None = None, feet: FeetSpec | None = None,
+                lock_feet: bool = False) -> Clip:
     """Inertialized transition: the re-anchored dst plus the offset src - dst at the switch,
     decaying to zero over blend_time; same layout and arguments as `dead_blend`.
 
@@ -471,12 +546,13 @@ def inertialize(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_ti
         m = sw.mask[:, None]
         return quat.mul(quat.from_scaled_angle_axis(m * dq), sw.qd[1:]), sw.xd[1:] + m * dx
 
-    return _transition(src, dst, src_time, dst_time, blend_time, mask, max_speed, window, "inertialize", feet)
+    return _transition(src, dst, src_time, dst_time, blend_time, mask, max_speed, window, "inertialize", feet,
+                       lock_feet)
 
 
 def crossfade(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float = 0.25, *,
               hold_source: bool = True, mask: npt.ArrayLike | None = None,
-              feet: FeetSpec | None = None) -> Clip:
+              feet: FeetSpec | None = None, lock_feet: bool = False) -> Clip:
     """Crossfade into the re-anchored dst by smoothstep(t / blend_time); same layout as `dead_blend`.
 
     hold_source=True blends from the source pose held at the switch (the root stands still, then
@@ -492,15 +568,16 @@ def crossfade(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time
         frames = np.minimum(sw.i_s + np.arange(n), sw.src.n_frames - 1)
         return _blend_window(sw, *_rooted(sw.src, frames))
 
-    return _transition(src, dst, src_time, dst_time, blend_time, mask, None, window, "crossfade", feet)
+    return _transition(src, dst, src_time, dst_time, blend_time, mask, None, window, "crossfade", feet,
+                       lock_feet)
 
 
 def cut(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float = 0.0, *,
-        mask: npt.ArrayLike | None = None, feet: FeetSpec | None = None) -> Clip:
-    """A hard cut: src up to the switch, the re-anchored dst after it (blend_time and mask are
-    accepted for a shared signature and ignored). The reference the blend-window error is
-    measured against."""
-    del blend_time, mask
+        mask: npt.ArrayLike | None = None, feet: FeetSpec | None = None, lock_feet: bool = False) -> Clip:
+    """A hard cut: src up to the switch, the re-anchored dst after it (blend_time, mask and
+    lock_feet are accepted for a shared signature and ignored: there is no blend). The reference
+    the blend-window error is measured against."""
+    del blend_time, mask, lock_feet
     return _transition(src, dst, src_time, dst_time, 0.0, None, None, _no_window, "cut", feet)
 
 
@@ -524,6 +601,26 @@ METHODS: dict[str, Callable[..., Clip]] = {
 }
 
 
+def best_target_time(src: Clip, src_time: float, dst: Clip, *, search: tuple[float, float] | None = None,
+                     feet: FeetSpec | None = None) -> float:
+    """The dst time (seconds) to switch into from src at src_time: the frame whose pose and motion
+    best continue src's there, as a motion-matching cost (`matching.costs`: leg joint positions
+    and velocities in the character frame, the root's velocity and turn rate, which feet are
+    planted, gait phase). search: (start, stop) seconds of dst to look in (None: all of it after
+    a converter's T-pose); dst is read at src's rate."""
+    src, dst = with_feet(src, feet), with_feet(dst, feet)
+    dst_at = _at_rate(src, dst)
+    i_s = max(_frame(src.n_frames, src_time, src.fps, "src_time"), 1)
+    lo, hi = (dst_at.motion_start / src.fps, dst_at.duration) if search is None else search
+    a = max(_frame(dst_at.n_frames, lo, src.fps, "search start"), dst_at.motion_start, 1)
+    b = _frame(dst_at.n_frames, hi, src.fps, "search stop")
+    if b < a:
+        raise ValueError(f"search ({lo:g}, {hi:g}) s holds no frame after the first")
+    candidates = np.arange(a, b + 1)
+    cost = matching.costs(src, i_s, dst_at, candidates)
+    return float(candidates[int(np.argmin(cost))] / src.fps)
+
+
 # -- sequences -----------------------------------------------------------------------------------
 
 
@@ -542,7 +639,8 @@ def sequence(clips: Sequence[tuple[Clip, float, float]], blend_time: float | Seq
     the first one's skeleton (`SkeletonMismatch`). Events: each clip's within its span ((start,
     end], the first clip's [start, end]), moved to output time, and one 'Transition' per switch.
     `blend_time`: seconds for every switch, or one per switch (len(clips) - 1 values), as NLA
-    strips carry their own blend-in times.
+    strips carry their own blend-in times. `lock_feet=True` locks the feet through each
+    transition (an option of every method; a cut has no blend to lock).
     """
     if method not in METHODS:
         raise ValueError(f"unknown transition method {method!r}; methods are {', '.join(METHODS)}")
