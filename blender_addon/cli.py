@@ -81,6 +81,8 @@ def _parser() -> argparse.ArgumentParser:
     sb.add_argument("--seconds", type=float, required=True, help="duration of the result")
     sb.add_argument("--mode", default="linear", choices=["linear", "harmonic", "leader"])
     sb.add_argument("--in-place", action="store_true", help="strip the root's travel")
+    sb.add_argument("--lock-feet", action=argparse.BooleanOptionalAction, default=True,
+                    help="hold feet where the sources plant them, with leg IK (default: on)")
     sb.add_argument("--out", required=True, help="OUT.bvh or OUT.blend")
     methods = ["dead", "inertialize", "crossfade"]
     tr = sub.add_parser(
@@ -90,11 +92,15 @@ def _parser() -> argparse.ArgumentParser:
     tr.add_argument("a", help="source BVH")
     tr.add_argument("b", help="destination BVH (same skeleton)")
     tr.add_argument("--at", type=float, required=True, help="seconds into A where the transition starts")
-    tr.add_argument("--dst-at", type=float, default=0.0, help="seconds into B to continue from (0)")
+    tr.add_argument("--dst-at", type=_seconds_or_auto, default=0.0, metavar="SECONDS|auto",
+                    help="seconds into B to continue from (0), or auto: the best match of A's pose and "
+                         "motion at --at")
     tr.add_argument("--blend", type=float, default=0.25, help="blend time in seconds (0.25)")
     tr.add_argument("--method", default="dead", choices=methods)
     tr.add_argument("--halflife", type=float, help="fixed half-life in seconds (default: auto)")
     tr.add_argument("--mask", default="", help="LOWER_BODY, UPPER_BODY, FINGERS or joint names")
+    tr.add_argument("--lock-feet", action=argparse.BooleanOptionalAction, default=True,
+                    help="hold feet where the sources plant them, with leg IK (default: on)")
     tr.add_argument("--out", required=True, help="OUT.bvh or OUT.blend")
     sq = sub.add_parser(
         "sequence", help="chain BVH takes with transitions: A@0:2 B@0.5:3 ...",
@@ -103,6 +109,8 @@ def _parser() -> argparse.ArgumentParser:
     sq.add_argument("items", nargs="+", help="FILE@START:END")
     sq.add_argument("--blend", type=float, default=0.25, help="blend time in seconds (0.25)")
     sq.add_argument("--method", default="dead", choices=methods)
+    sq.add_argument("--lock-feet", action=argparse.BooleanOptionalAction, default=True,
+                    help="hold feet where the sources plant them, with leg IK (default: on)")
     sq.add_argument("--out", required=True, help="OUT.bvh or OUT.blend")
     ins = sub.add_parser(
         "inspect", help="print what Stride reads from a skeleton: legs, feet, up, facing, unit",
@@ -321,12 +329,29 @@ def _write_clip(clip: Clip, source: Path, out: str, name: str) -> None:
 
 
 def _transition(args: argparse.Namespace) -> int:
+    from .core import transition
+
     src, dst = bvh.load(args.a), bvh.load(args.b)
     halflife_mode = "AUTO" if args.halflife is None else "FIXED"
-    clip = jobs.transition_clip(src, dst, args.at, args.dst_at, args.blend, args.method.upper(),
-                                halflife_mode, args.halflife or 0.3, args.mask)
+    dst_at = args.dst_at
+    if dst_at is None:
+        src.check_compatible(dst)
+        dst_at = transition.best_target_time(src, args.at, dst)
+        print(f"stride: --dst-at auto: {dst_at:.3f} s")
+    clip = jobs.transition_clip(src, dst, args.at, dst_at, args.blend, args.method.upper(),
+                                halflife_mode, args.halflife or 0.3, args.mask, lock_feet=args.lock_feet)
     _write_clip(clip, Path(args.a), args.out, f"{src.name} > {dst.name} ({args.method})")
     return 0
+
+
+def _seconds_or_auto(text: str) -> float | None:
+    """`--dst-at SECONDS|auto`: None for auto."""
+    if text.strip().lower() == "auto":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds or auto, not {text!r}") from None
 
 
 def _sequence(args: argparse.Namespace) -> int:
@@ -346,7 +371,7 @@ def _sequence(args: argparse.Namespace) -> int:
             raise jobs.JobError(f"{item!r}: expected FILE@START:END in seconds, e.g. walk.bvh@0:2.5")
     items = [(bvh.load(path), start, end) for path, start, end in spans]
     method = {"dead": "dead", "inertialize": "quintic", "crossfade": "crossfade"}[args.method]
-    clip = transition.sequence(items, args.blend, method)
+    clip = transition.sequence(items, args.blend, method, lock_feet=args.lock_feet)
     _write_clip(clip, Path(args.items[0].rpartition("@")[0]), args.out, f"sequence ({args.method})")
     return 0
 
@@ -381,7 +406,7 @@ def _sync_blend(args: argparse.Namespace) -> int:
             raise jobs.JobError(f"--ramp {args.ramp!r}: expected SECONDS:WEIGHT,... e.g. 0:0,4:1") from None
     else:
         weight = args.weight
-    clip = sync.sync_blend(cycle_a, cycle_b, weight, args.seconds, mode=args.mode)
+    clip = sync.sync_blend(cycle_a, cycle_b, weight, args.seconds, mode=args.mode, lock_feet=args.lock_feet)
     if args.in_place:
         clip = root.in_place(clip)
     if source.suffix.lower() == ".blend" and not args.out.lower().endswith(".bvh"):
