@@ -70,6 +70,19 @@ def find_python(version: str) -> str | None:
     return None
 
 
+def requirement_files(req: Path) -> list[Path]:
+    """`req` and every file it includes with `-r` (pip's own syntax), depth first: a change in an
+    included file must reinstall as a change in the including one does."""
+    found = [req]
+    for line in req.read_text().splitlines():
+        words = line.split("#", 1)[0].split()
+        if len(words) >= 2 and words[0] in ("-r", "--requirement"):
+            found += requirement_files(req.parent / words[1])
+        elif words and words[0].startswith("--requirement="):
+            found += requirement_files(req.parent / words[0].split("=", 1)[1])
+    return found
+
+
 def ensure_venv(venv: Path, python: str, requirements: list[Path], extra: tuple[str, ...] = ()) -> Path:
     """Create or update a venv; reinstall only when the requirements (or python) change."""
     # The interpreter's identity, not its path: a pyenv shim and the binary it runs are one python.
@@ -77,7 +90,8 @@ def ensure_venv(venv: Path, python: str, requirements: list[Path], extra: tuple[
                          capture_output=True, text=True).stdout
     digest = hashlib.sha256(who.encode())
     for req in requirements:
-        digest.update(req.read_bytes())
+        for part in requirement_files(req):
+            digest.update(part.read_bytes())
     for item in extra:
         digest.update(item.encode())
     stamp = venv / ".stride-stamp"
@@ -96,6 +110,16 @@ def ensure_venv(venv: Path, python: str, requirements: list[Path], extra: tuple[
     run(args + list(extra))
     stamp.write_text(want)
     return py
+
+
+def shared_venv(name: str, requirements: list[Path]) -> Path:
+    """A venv under the shared cache named for its requirements: worktrees on branches with other
+    requirements each keep their own instead of reinstalling one another's."""
+    digest = hashlib.sha256()
+    for req in requirements:
+        for part in requirement_files(req):
+            digest.update(part.read_bytes())
+    return CACHE / f"{name}-{digest.hexdigest()[:10]}"
 
 
 def dev_python() -> Path:
@@ -192,7 +216,8 @@ def cmd_test(args: argparse.Namespace) -> int:
         if py311 is None:
             summary.append(("core tests (numpy 1.26)", "FAILED (no python3.11 found)", 0.0))
         else:
-            old = ensure_venv(CACHE / "venv-np126", py311, [ROOT / "requirements-np126.txt"])
+            reqs = [ROOT / "requirements-np126.txt"]
+            old = ensure_venv(shared_venv("venv-np126", reqs), py311, reqs)
             stage("core tests (numpy 1.26)", [old, "-m", "pytest", "tests/core", "-p", "no:cacheprovider",
                                               *args.pytest_args])
     versions = args.blender or list(BLENDER)

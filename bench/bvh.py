@@ -627,9 +627,13 @@ def print_summary(rows: list[Row]) -> None:
           f"{worst.take.name})")
     cmu = [r for r in both if r.take.path.parent.parent.name == "cmu"]
     for label, group in (("the 9 CMU files", cmu), (big.take.name, [big])):
+        members = {id(r) for r in group}
+
+        def inside(row: Row, members: set[int] = members) -> bool:
+            return id(row) in members
+
         for kind, best in (("median", False), ("best", True)):
-            r = (throughput(rows, "Stride load", lambda x, g=group: x in g, best)
-                 / throughput(rows, "pybvh load", lambda x, g=group: x in g, best))
+            r = (throughput(rows, "Stride load", inside, best) / throughput(rows, "pybvh load", inside, best))
             print(f"    {label}, {kind} of alternating runs: {r:.2f}x   target >= {TARGET_LOAD_RATIO}x   "
                   f"{verdict(r >= TARGET_LOAD_RATIO)}")
     print(f"    and Stride reads what pybvh refuses: {', '.join(only_ours) or 'nothing'}")
