@@ -75,3 +75,35 @@ def test_cli_lock_feet_writes_a_bvh_whose_feet_stay(scene, stride, tmp_path, cap
     assert stride.cli.main(["lock-feet", str(path), "--lower-pelvis", "--out", str(out)]) == 0
     assert worst_slip_cm(bvh.load(out), planted) < 1.0
     assert "wrote" in capsys.readouterr().out
+
+
+def test_bakes_lock_feet_by_default_and_find_picks_the_matching_target_time(scene, stride, tmp_path):
+    from blender_fixtures import blender_import
+
+    from core import transition
+
+    for op in ("bake_transition", "bake_sync_blend", "bake_nla_track"):
+        prop = getattr(bpy.ops.stride, op).get_rna_type().properties["lock_feet"]
+        assert prop.default is True and prop.description
+    scene.render.fps = 120
+    walk = blender_import(cmu_path("02_01"), rotate_mode="QUATERNION")
+    blender_import(cmu_path("02_03"), rotate_mode="QUATERNION")
+    bpy.context.view_layer.objects.active = walk
+    settings = scene.stride
+    settings.source_time, settings.target_action = 1.5, "02_03"
+    assert bpy.ops.stride.find_target_time() == {"FINISHED"}
+    want = transition.best_target_time(bvh.load(cmu_path("02_01")), 1.5, bvh.load(cmu_path("02_03")))
+    assert abs(settings.target_time - want) < 1e-5
+
+
+def test_cli_transition_finds_the_target_time_and_locks_feet_unless_told(scene, stride, tmp_path, capsys):
+    from core import transition
+
+    src, dst = bvh.load(cmu_path("02_01")), bvh.load(cmu_path("02_03"))
+    at = transition.best_target_time(src, 1.5, dst)
+    out = Path(tmp_path) / "auto.bvh"
+    assert stride.cli.main(["transition", str(cmu_path("02_01")), str(cmu_path("02_03")), "--at", "1.5",
+                            "--dst-at", "auto", "--no-lock-feet", "--out", str(out)]) == 0
+    assert f"{at:.3f} s" in capsys.readouterr().out
+    want = transition.dead_blend(src, dst, 1.5, at, 0.25)
+    assert np.abs(bvh.load(out).fk()[1] - want.fk()[1]).max() <= 1e-9 * want.height
