@@ -81,6 +81,8 @@ def _parser() -> argparse.ArgumentParser:
     sb.add_argument("--seconds", type=float, required=True, help="duration of the result")
     sb.add_argument("--mode", default="linear", choices=["linear", "harmonic", "leader"])
     sb.add_argument("--in-place", action="store_true", help="strip the root's travel")
+    sb.add_argument("--lock-feet", action=argparse.BooleanOptionalAction, default=True,
+                    help="hold feet where the sources plant them, with leg IK (default: on)")
     sb.add_argument("--out", required=True, help="OUT.bvh or OUT.blend")
     methods = ["dead", "inertialize", "crossfade"]
     tr = sub.add_parser(
@@ -90,11 +92,15 @@ def _parser() -> argparse.ArgumentParser:
     tr.add_argument("a", help="source BVH")
     tr.add_argument("b", help="destination BVH (same skeleton)")
     tr.add_argument("--at", type=float, required=True, help="seconds into A where the transition starts")
-    tr.add_argument("--dst-at", type=float, default=0.0, help="seconds into B to continue from (0)")
+    tr.add_argument("--dst-at", type=_seconds_or_auto, default=0.0, metavar="SECONDS|auto",
+                    help="seconds into B to continue from (0), or auto: the best match of A's pose and "
+                         "motion at --at")
     tr.add_argument("--blend", type=float, default=0.25, help="blend time in seconds (0.25)")
     tr.add_argument("--method", default="dead", choices=methods)
     tr.add_argument("--halflife", type=float, help="fixed half-life in seconds (default: auto)")
     tr.add_argument("--mask", default="", help="LOWER_BODY, UPPER_BODY, FINGERS or joint names")
+    tr.add_argument("--lock-feet", action=argparse.BooleanOptionalAction, default=True,
+                    help="hold feet where the sources plant them, with leg IK (default: on)")
     tr.add_argument("--out", required=True, help="OUT.bvh or OUT.blend")
     sq = sub.add_parser(
         "sequence", help="chain BVH takes with transitions: A@0:2 B@0.5:3 ...",
@@ -103,6 +109,8 @@ def _parser() -> argparse.ArgumentParser:
     sq.add_argument("items", nargs="+", help="FILE@START:END")
     sq.add_argument("--blend", type=float, default=0.25, help="blend time in seconds (0.25)")
     sq.add_argument("--method", default="dead", choices=methods)
+    sq.add_argument("--lock-feet", action=argparse.BooleanOptionalAction, default=True,
+                    help="hold feet where the sources plant them, with leg IK (default: on)")
     sq.add_argument("--out", required=True, help="OUT.bvh or OUT.blend")
     ins = sub.add_parser(
         "inspect", help="print what Stride reads from a skeleton: legs, feet, up, facing, unit",
@@ -113,6 +121,19 @@ def _parser() -> argparse.ArgumentParser:
     ins.add_argument("--armature", help="armature object name (default: active or only armature)")
     ins.add_argument("--action", help="action name (default: the armature's active action)")
     ins.add_argument("--feet", metavar="LEFT,RIGHT", help="the two ankle joints, to see the map around them")
+    lf = sub.add_parser(
+        "lock-feet", help="hold planted feet where they land (a BVH take, or an armature's action)",
+        description="Lock the planted feet of a BVH take, or of an armature's action in a .blend "
+                    "(its stride_contact curves when it has them, else detected contacts), and write "
+                    "the result as a BVH or as a new action in a .blend.")
+    lf.add_argument("input", help="IN.bvh or IN.blend")
+    lf.add_argument("--armature", help="armature object in a .blend (default: active or only armature)")
+    lf.add_argument("--action", help="action name in a .blend (default: the armature's active action)")
+    lf.add_argument("--blend-time", type=float, default=0.1, help="seconds a lock eases out over (0.1)")
+    lf.add_argument("--lower-pelvis", action="store_true", help="lower the hips where a leg cannot reach")
+    lf.add_argument("--speed", type=dataset_speed, default=None, metavar="auto|M",
+                    help="foot speed threshold in m/s, or auto (default)")
+    lf.add_argument("--out", required=True, help="OUT.bvh or OUT.blend")
     export = sub.add_parser("export", help="write an armature's action as a BVH file",
                             description="Write an armature's action as a BVH file.")
     export.add_argument("blend_file", nargs="?", metavar="blend",
@@ -144,6 +165,8 @@ def main(argv: Sequence[str]) -> int:
             return _sync_blend(args)
         if args.command == "sequence":
             return _sequence(args)
+        if args.command == "lock-feet":
+            return _lock_feet(args)
         if args.command == "inspect":
             return _inspect(args)
         if args.command == "export":
@@ -203,6 +226,40 @@ def _events(args: argparse.Namespace) -> int:
         print(f"stride: {obj.name} / {action.name}: {steps}; {feet}; curves {', '.join(written)}")
     jobs.save_blend(args.out)
     print(f"stride: wrote {args.out}")
+    return 0
+
+
+def _lock_feet(args: argparse.Namespace) -> int:
+    import warnings
+
+    from .core import contacts, footlock
+
+    source = Path(args.input)
+    if not source.is_file():
+        raise jobs.JobError(f"no such file: {str(source)!r}")
+    if source.suffix.lower() == ".blend":
+        bpy.ops.wm.open_mainfile(filepath=str(source))
+        obj = jobs.find_armature(args.armature)
+        act, clip, notes = jobs.lock_feet_action(obj, args.action, args.blend_time, args.lower_pelvis,
+                                                 args.speed)
+        for note in notes[1:]:
+            print(f"stride lock-feet: warning: {note}", file=sys.stderr)
+        if args.out.lower().endswith(".bvh"):
+            bvh.save(clip, args.out)
+        else:
+            jobs.save_blend(args.out)
+        print(f"stride: {act.name!r}: {clip.n_frames} frames ({notes[0]}); wrote {args.out}")
+        return 0
+    clip = bvh.load(source)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        masks = contacts.contacts(clip, speed_mps=args.speed)
+        out = footlock.lock_feet(clip, contacts=masks, blend_time=args.blend_time,
+                                 lower_pelvis=args.lower_pelvis)
+    for w in caught:
+        if issubclass(w.category, (footlock.FootLockWarning, contacts.ContactWarning)):
+            print(f"stride lock-feet: warning: {w.message}", file=sys.stderr)
+    _write_clip(out, source, args.out, f"{clip.name} (feet locked)")
     return 0
 
 
@@ -272,12 +329,29 @@ def _write_clip(clip: Clip, source: Path, out: str, name: str) -> None:
 
 
 def _transition(args: argparse.Namespace) -> int:
+    from .core import transition
+
     src, dst = bvh.load(args.a), bvh.load(args.b)
     halflife_mode = "AUTO" if args.halflife is None else "FIXED"
-    clip = jobs.transition_clip(src, dst, args.at, args.dst_at, args.blend, args.method.upper(),
-                                halflife_mode, args.halflife or 0.3, args.mask)
+    dst_at = args.dst_at
+    if dst_at is None:
+        src.check_compatible(dst)
+        dst_at = transition.best_target_time(src, args.at, dst)
+        print(f"stride: --dst-at auto: {dst_at:.3f} s")
+    clip = jobs.transition_clip(src, dst, args.at, dst_at, args.blend, args.method.upper(),
+                                halflife_mode, args.halflife or 0.3, args.mask, lock_feet=args.lock_feet)
     _write_clip(clip, Path(args.a), args.out, f"{src.name} > {dst.name} ({args.method})")
     return 0
+
+
+def _seconds_or_auto(text: str) -> float | None:
+    """`--dst-at SECONDS|auto`: None for auto."""
+    if text.strip().lower() == "auto":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds or auto, not {text!r}") from None
 
 
 def _sequence(args: argparse.Namespace) -> int:
@@ -297,7 +371,7 @@ def _sequence(args: argparse.Namespace) -> int:
             raise jobs.JobError(f"{item!r}: expected FILE@START:END in seconds, e.g. walk.bvh@0:2.5")
     items = [(bvh.load(path), start, end) for path, start, end in spans]
     method = {"dead": "dead", "inertialize": "quintic", "crossfade": "crossfade"}[args.method]
-    clip = transition.sequence(items, args.blend, method)
+    clip = transition.sequence(items, args.blend, method, lock_feet=args.lock_feet)
     _write_clip(clip, Path(args.items[0].rpartition("@")[0]), args.out, f"sequence ({args.method})")
     return 0
 
@@ -332,7 +406,7 @@ def _sync_blend(args: argparse.Namespace) -> int:
             raise jobs.JobError(f"--ramp {args.ramp!r}: expected SECONDS:WEIGHT,... e.g. 0:0,4:1") from None
     else:
         weight = args.weight
-    clip = sync.sync_blend(cycle_a, cycle_b, weight, args.seconds, mode=args.mode)
+    clip = sync.sync_blend(cycle_a, cycle_b, weight, args.seconds, mode=args.mode, lock_feet=args.lock_feet)
     if args.in_place:
         clip = root.in_place(clip)
     if source.suffix.lower() == ".blend" and not args.out.lower().endswith(".bvh"):

@@ -149,6 +149,47 @@ def detect_footsteps(obj: Any, action: str | None = None, speed_mps: float | Non
     return act, counts, "; ".join([feet_note(clip), *doubts])
 
 
+def contact_masks(act: Any, slot: Any, timing: bridge.Timing, clip: Clip) -> dict[str, np.ndarray] | None:
+    """The action's own contacts, {'L': bool [T], 'R': ...}, from the `stride_contact_L/R` curves
+    Write Event Curves keyed (and an animator may have edited), at the clip's frames; None when
+    the action has none."""
+    bag = compat.channelbag(act, slot, create=False)
+    if bag is None:
+        return None
+    frames = timing.frame(clip.times)
+    out = {}
+    for fc in bag.fcurves:
+        for side in ("L", "R"):
+            if fc.data_path == _property_path(f"stride_contact_{side}"):
+                out[side] = np.array([fc.evaluate(float(f)) for f in frames]) > 0.5
+    return out if len(out) == 2 else None
+
+
+def lock_feet_action(obj: Any, action: str | None = None, blend_time: float = 0.1,
+                     lower_pelvis: bool = False, speed_mps: float | None = None,
+                     progress: Callable[[float], None] | None = None) -> tuple[Any, Clip, list[str]]:
+    """A new action with the planted feet of `action` (the active one by default) held where they
+    land: (action, clip, notes). Contacts come from the action's `stride_contact_L/R` curves when
+    it has them (Write Event Curves; edit them to say where a foot is planted), else they are
+    detected (Foot Speed 0: Auto)."""
+    import warnings
+
+    from .core import contacts, footlock
+
+    act, slot, clip, timing = _armature_action(obj, action)
+    masks = contact_masks(act, slot, timing, clip)
+    notes = ["contacts from the action's stride_contact curves" if masks is not None else "contacts detected"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if masks is None:
+            masks = contacts.contacts(clip, speed_mps=foot_speed(speed_mps))
+        out = footlock.lock_feet(clip, contacts=masks, blend_time=blend_time, lower_pelvis=lower_pelvis)
+    notes += [str(w.message) for w in caught if issubclass(w.category, (footlock.FootLockWarning,
+                                                                      contacts.ContactWarning))]
+    result = write_result(obj, out, f"{act.name} (feet locked)", timing, source=act, progress=progress)
+    return result, out, notes
+
+
 def feet_note(clip: Clip) -> str:
     """'feet LeftFoot, RightFoot (from names)', and the body map's warnings, for reports."""
     b = clip.body
@@ -290,7 +331,7 @@ def joint_mask(clip: Clip, mask: str) -> np.ndarray | None:
 
 def transition_clip(src: Clip, dst: Clip, source_time: float, target_time: float, blend_time: float,
                     method: str, halflife_mode: str = "AUTO", halflife: float = 0.3,
-                    mask: str = "") -> Clip:
+                    mask: str = "", lock_feet: bool = False) -> Clip:
     """The core transition an operator or CLI call asks for."""
     from .core import transition
 
@@ -301,10 +342,31 @@ def transition_clip(src: Clip, dst: Clip, source_time: float, target_time: float
     weights = joint_mask(src, mask)
     if method == "DEAD":
         return transition.dead_blend(src, dst, source_time, target_time, blend_time,
-                                     halflife="auto" if halflife_mode == "AUTO" else halflife, mask=weights)
+                                     halflife="auto" if halflife_mode == "AUTO" else halflife, mask=weights,
+                                     lock_feet=lock_feet)
     if method == "INERTIALIZE":
-        return transition.inertialize(src, dst, source_time, target_time, blend_time, mask=weights)
-    return transition.crossfade(src, dst, source_time, target_time, blend_time, mask=weights)
+        return transition.inertialize(src, dst, source_time, target_time, blend_time, mask=weights,
+                                      lock_feet=lock_feet)
+    return transition.crossfade(src, dst, source_time, target_time, blend_time, mask=weights,
+                                lock_feet=lock_feet)
+
+
+def find_target_time(obj: Any, source_action: str, source_time: float, target_action: str) -> float:
+    """Seconds into `target_action` whose pose and motion best continue `source_action` at
+    `source_time` (transition.best_target_time, a motion-matching cost)."""
+    from .core import transition
+
+    if not target_action:
+        raise JobError("choose a target action to transition into")
+    src_action = resolve_source(obj, source_action)
+    dst_action, _ = bridge.resolve_action(obj, target_action)
+    src = bridge.action_to_clip(obj, src_action)
+    dst = bridge.action_to_clip(obj, dst_action)
+    if not 0.0 <= source_time <= src.duration + 0.5 / src.fps:
+        raise JobError(f"Source Time {source_time:g} s is outside {src_action.name!r}, which lasts "
+                       f"{src.duration:.2f} s")
+    src.check_compatible(dst)
+    return float(transition.best_target_time(src, source_time, dst))
 
 
 BAKED_FROM = "stride_baked_from"  # on a baked action: the name of the action it was baked from
@@ -339,7 +401,8 @@ def write_result(obj: Any, clip: Clip, name: str, timing: bridge.Timing, source:
 def bake_transition(obj: Any, source_action: str, source_time: float, target_action: str,
                     target_time: float, blend_time: float = 0.25, method: str = "DEAD",
                     halflife_mode: str = "AUTO", halflife: float = 0.3, mask: str = "",
-                    progress: Callable[[float], None] | None = None) -> tuple[Any, Clip]:
+                    progress: Callable[[float], None] | None = None,
+                    lock_feet: bool = True) -> tuple[Any, Clip]:
     """A new action: `source_action` until `source_time`, then a transition into `target_action`
     from `target_time` (seconds in each action's own time). Sources are never modified."""
     if not target_action:
@@ -355,7 +418,7 @@ def bake_transition(obj: Any, source_action: str, source_time: float, target_act
                            f"{clip.duration:.2f} s: pick a time inside it (the clock button uses the "
                            "current frame)")
     out = transition_clip(src, dst, source_time, target_time, blend_time, method, halflife_mode, halflife,
-                          mask)
+                          mask, lock_feet=lock_feet)
     name = f"{src_action.name} > {dst_action.name} ({method.lower()})"
     return write_result(obj, out, name, bridge.action_timing(obj, src_action), src_action, progress), out
 
@@ -428,7 +491,8 @@ def nla_items(obj: Any, track: str = "",
 
 
 def bake_nla_track(obj: Any, track: str = "", blend_time: float = 0.25, method: str = "DEAD",
-                   progress: Callable[[float], None] | None = None) -> tuple[Any, Clip]:
+                   progress: Callable[[float], None] | None = None,
+                   lock_feet: bool = True) -> tuple[Any, Clip]:
     """One new action from an NLA track's strips, with transitions where strips meet."""
     from .core import transition
 
@@ -436,7 +500,7 @@ def bake_nla_track(obj: Any, track: str = "", blend_time: float = 0.25, method: 
     method_key = {"DEAD": "dead", "INERTIALIZE": "quintic", "CROSSFADE": "crossfade"}.get(method.upper())
     if method_key is None:
         raise JobError(f"method must be one of {', '.join(TRANSITION_METHODS)}, not {method!r}")
-    out = transition.sequence(items, blends, method_key)
+    out = transition.sequence(items, blends, method_key, lock_feet=lock_feet)
     name = f"{track_name} baked ({method.lower()})"
     return write_result(obj, out, name, bridge.Timing(start, bridge.scene_fps()), progress=progress), out
 
@@ -493,7 +557,8 @@ def bake_sync_blend(obj: Any, action_a: str = "", action_b: str = "", weight: fl
                     mode: str = "LINEAR", frames_a: tuple[int, int] = (0, 0),
                     frames_b: tuple[int, int] = (0, 0), in_place: bool = False, cyclic: bool = True,
                     mask: str = "", duration_unit: str = "SECONDS",
-                    progress: Callable[[float], None] | None = None) -> tuple[Any, Clip, float | None]:
+                    progress: Callable[[float], None] | None = None,
+                    lock_feet: bool = True) -> tuple[Any, Clip, float | None]:
     """A new action blending two cycles in phase: (action, clip, weight used when constant)."""
     from .core import root, sync
 
@@ -532,7 +597,8 @@ def bake_sync_blend(obj: Any, action_a: str = "", action_b: str = "", weight: fl
         duration = duration * sync.cycle_length(a, b, used, core_mode)
         if loops:
             fps = max(1, round(duration * a.fps)) / duration
-    out = sync.sync_blend(a, b, w, duration, mode=core_mode, fps=fps, mask=joint_mask(a, mask))
+    out = sync.sync_blend(a, b, w, duration, mode=core_mode, fps=fps, mask=joint_mask(a, mask),
+                          lock_feet=lock_feet)
     if in_place:
         out = root.in_place(out)
     act_b = bridge.resolve_action(obj, action_b)[0]

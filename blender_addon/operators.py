@@ -256,6 +256,9 @@ class STRIDE_OT_bake_transition(bpy.types.Operator, _ActionOperator):
     mask: StringProperty(  # type: ignore[valid-type]
         name="Mask", description="LOWER_BODY, UPPER_BODY, FINGERS or joint names (with descendants); "
                                  "empty for all joints; joints outside it cut over")
+    lock_feet: BoolProperty(  # type: ignore[valid-type]
+        name="Lock Feet", default=True,
+        description="Hold each foot where it is planted in the sources through the blend (leg IK)")
 
     def execute(self, context: Any) -> set[str]:  # type: ignore[override]
         try:
@@ -263,7 +266,7 @@ class STRIDE_OT_bake_transition(bpy.types.Operator, _ActionOperator):
                 action, clip = jobs.bake_transition(
                     self.target(context), self.source_action, self.source_time, self.target_action,
                     self.target_time, self.blend_time, self.method, self.halflife_mode, self.halflife,
-                    self.mask, progress=step)
+                    self.mask, progress=step, lock_feet=self.lock_feet)
         except jobs.USER_ERRORS as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
@@ -283,12 +286,15 @@ class STRIDE_OT_bake_nla_track(bpy.types.Operator, _ActionOperator):
     blend_time: FloatProperty(name="Blend Time", default=0.25, min=0.0, max=10.0, unit="TIME_ABSOLUTE",  # type: ignore[valid-type]
                               description="Where strips set no Blend In/Out")
     method: EnumProperty(name="Method", items=_METHOD_ITEMS, default="DEAD")  # type: ignore[valid-type]
+    lock_feet: BoolProperty(  # type: ignore[valid-type]
+        name="Lock Feet", default=True,
+        description="Hold each foot where it is planted in the sources through the blend (leg IK)")
 
     def execute(self, context: Any) -> set[str]:  # type: ignore[override]
         try:
             with _progress(context) as step:
                 action, clip = jobs.bake_nla_track(self.target(context), self.track, self.blend_time,
-                                                   self.method, progress=step)
+                                                   self.method, progress=step, lock_feet=self.lock_feet)
         except jobs.USER_ERRORS as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
@@ -337,6 +343,9 @@ class STRIDE_OT_bake_sync_blend(bpy.types.Operator, _ActionOperator):
                          description="A duration of whole cycles bakes one closed loop with "
                                      "Cycles modifiers")
     mask: StringProperty(name="Mask", description="LOWER_BODY, UPPER_BODY, FINGERS or joint names")  # type: ignore[valid-type]
+    lock_feet: BoolProperty(  # type: ignore[valid-type]
+        name="Lock Feet", default=True,
+        description="Hold each foot where it is planted in the sources through the blend (leg IK)")
 
     def execute(self, context: Any) -> set[str]:  # type: ignore[override]
         try:
@@ -344,7 +353,8 @@ class STRIDE_OT_bake_sync_blend(bpy.types.Operator, _ActionOperator):
                 action, clip, used = jobs.bake_sync_blend(
                     self.target(context), self.action_a, self.action_b, self.weight, self.weight_mode,
                     self.speed_mps, self.duration, self.mode, tuple(self.frames_a), tuple(self.frames_b),
-                    self.in_place, self.cyclic, self.mask, self.duration_unit, progress=step)
+                    self.in_place, self.cyclic, self.mask, self.duration_unit, progress=step,
+                    lock_feet=self.lock_feet)
         except jobs.USER_ERRORS as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
@@ -375,6 +385,61 @@ class STRIDE_OT_pick_time(bpy.types.Operator, _ActionOperator):
         return {"FINISHED"}
 
 
+class STRIDE_OT_lock_feet(bpy.types.Operator, _ActionOperator):
+    """Bake a new action whose planted feet stay where they land (two-bone leg IK, the rest of the
+    body untouched). Contacts from the action's stride_contact curves when it has them"""
+
+    bl_idname = "stride.lock_feet"
+    bl_label = "Lock Feet"
+    bl_options = {"REGISTER", "UNDO"}
+
+    action: StringProperty(name="Action", description="Action (empty: the active one)")  # type: ignore[valid-type]
+    blend_time: FloatProperty(  # type: ignore[valid-type]
+        name="Blend Time", default=0.1, min=0.0, max=2.0, unit="TIME_ABSOLUTE",
+        description="Seconds over which a lock eases out after the foot lifts")
+    lower_pelvis: BoolProperty(  # type: ignore[valid-type]
+        name="Lower Pelvis", default=False,
+        description="Where a leg cannot reach its planted foot, lower the hips just enough")
+    speed_mps: FloatProperty(  # type: ignore[valid-type]
+        name="Foot Speed", default=0.0, min=0.0, max=5.0, unit="VELOCITY",
+        description=("Foot speed in m/s under which a foot is planted, when contacts are detected; "
+                     "0 = Auto"))
+
+    def execute(self, context: Any) -> set[str]:  # type: ignore[override]
+        try:
+            with _progress(context) as step:
+                act, clip, notes = jobs.lock_feet_action(self.target(context), self.action, self.blend_time,
+                                                         self.lower_pelvis, self.speed_mps, progress=step)
+        except jobs.USER_ERRORS as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        for note in notes[1:]:
+            self.report({"WARNING"}, note)
+        self.report({"INFO"}, f"{act.name}: {clip.n_frames} frames, {notes[0]}")
+        return {"FINISHED"}
+
+
+class STRIDE_OT_find_target_time(bpy.types.Operator, _ActionOperator):
+    """Set Target Time to the moment of the target action whose pose and motion best continue the
+    source at Source Time (motion matching: legs, root velocity, planted feet, gait phase)"""
+
+    bl_idname = "stride.find_target_time"
+    bl_label = "Find Target Time"
+    bl_options = {"REGISTER", "UNDO"}
+
+    def execute(self, context: Any) -> set[str]:  # type: ignore[override]
+        settings = context.scene.stride
+        try:
+            seconds = jobs.find_target_time(self.target(context), settings.source_action,
+                                            settings.source_time, settings.target_action)
+        except jobs.USER_ERRORS as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        settings.target_time = seconds
+        self.report({"INFO"}, f"Target Time {seconds:.3f} s")
+        return {"FINISHED"}
+
+
 def _menu_export(self: Any, context: Any) -> None:
     self.layout.operator(STRIDE_OT_export_bvh.bl_idname, text="Motion Capture (.bvh) - Stride")
 
@@ -395,4 +460,5 @@ def unregister_menus() -> None:
 
 CLASSES = (STRIDE_OT_import_bvh, STRIDE_FH_bvh, STRIDE_OT_export_bvh, STRIDE_OT_detect_footsteps,
            STRIDE_OT_write_event_curves, STRIDE_OT_detect_events_from_curves, STRIDE_OT_bake_transition,
-           STRIDE_OT_bake_nla_track, STRIDE_OT_pick_time, STRIDE_OT_bake_sync_blend)
+           STRIDE_OT_bake_nla_track, STRIDE_OT_pick_time, STRIDE_OT_bake_sync_blend, STRIDE_OT_lock_feet,
+           STRIDE_OT_find_target_time)

@@ -55,6 +55,8 @@ class VIEW3D_PT_stride_events(bpy.types.Panel):
         op.speed_mps = settings.speed_mps
         op = col.operator("stride.detect_events_from_curves", icon="MARKER")
         op.window = settings.window
+        op = layout.operator("stride.lock_feet", icon="PINNED")
+        op.speed_mps = settings.speed_mps
 
 
 class VIEW3D_PT_stride_transition(bpy.types.Panel):
@@ -80,16 +82,18 @@ class VIEW3D_PT_stride_transition(bpy.types.Panel):
         row.prop(s, "target_time")
         op = row.operator("stride.pick_time", text="", icon="TIME")
         op.which = "TARGET"
+        row.operator("stride.find_target_time", text="", icon="VIEWZOOM")
         col = layout.column(align=True)
         col.prop(s, "blend_time")
         col.prop(s, "method")
         col.prop(s, "mask")
+        col.prop(s, "lock_feet")
         op = col.operator("stride.bake_transition", icon="IPO_EASE_IN_OUT")
         for name in ("source_action", "source_time", "target_action", "target_time", "blend_time",
-                     "method", "mask"):
+                     "method", "mask", "lock_feet"):
             setattr(op, name, getattr(s, name))
         op = layout.operator("stride.bake_nla_track", icon="NLA")
-        op.blend_time, op.method = s.blend_time, s.method
+        op.blend_time, op.method, op.lock_feet = s.blend_time, s.method, s.lock_feet
 
 
 class VIEW3D_PT_stride_sync(bpy.types.Panel):
@@ -125,11 +129,13 @@ class VIEW3D_PT_stride_sync(bpy.types.Panel):
         col.prop(s, "sync_mode")
         col.prop(s, "sync_mask")
         col.prop(s, "in_place")
+        col.prop(s, "lock_feet")
         op: Any = layout.operator("stride.bake_sync_blend", icon="MOD_TIME")
         op.action_a, op.action_b, op.weight, op.weight_mode = s.action_a, s.action_b, s.weight, s.weight_mode
         op.speed_mps, op.duration, op.mode, op.mask, op.in_place = (
             s.target_speed, s.duration, s.sync_mode, s.sync_mask, s.in_place)
         op.duration_unit = s.duration_unit
+        op.lock_feet = s.lock_feet
 
 
 CLASSES = (VIEW3D_PT_stride, VIEW3D_PT_stride_events, VIEW3D_PT_stride_sync, VIEW3D_PT_stride_transition)

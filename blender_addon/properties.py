@@ -51,6 +51,9 @@ class StrideSettings(bpy.types.PropertyGroup):
         name="Cycle Length", default="LINEAR",
         items=[("LINEAR", "Linear", ""), ("HARMONIC", "Harmonic", ""), ("LEADER", "Leader", "")])
     in_place: BoolProperty(name="In Place", default=False)  # type: ignore[valid-type]
+    lock_feet: BoolProperty(  # type: ignore[valid-type]
+        name="Lock Feet", default=True,
+        description="Hold each foot where it is planted in the sources through the blend (leg IK)")
     sync_mask: StringProperty(name="Mask", description="LOWER_BODY, UPPER_BODY, FINGERS or joint names")  # type: ignore[valid-type]
 
 

@@ -42,7 +42,7 @@ def test_constant_weight_equals_the_core_and_leaves_sources_alone(scene, stride)
     baked = walk.animation_data.action
     assert baked.name == "02_01 + 02_03 sync (linear)"
     a, b = cycles()
-    want = sync.sync_blend(a, b, 0.5, 2.0)
+    want = sync.sync_blend(a, b, 0.5, 2.0, lock_feet=True)  # Lock Feet is on by default
     got = stride.bridge.action_to_clip(walk, baked)
     assert_same_motion(got, want)
     steps = {m.name for m in baked.pose_markers}
@@ -58,7 +58,7 @@ def test_speed_weight_uses_weight_for_speed(scene, stride):
     assert bpy.ops.stride.bake_sync_blend(action_b="02_03", weight_mode="SPEED", speed_mps=2.0,
                                           duration=1.5) == {"FINISHED"}
     w = sync.weight_for_speed(a, b, 2.0)
-    want = sync.sync_blend(a, b, w, 1.5)
+    want = sync.sync_blend(a, b, w, 1.5, lock_feet=True)
     assert_same_motion(stride.bridge.action_to_clip(walk, walk.animation_data.action), want)
     with pytest.raises(RuntimeError, match=r"reachable"):
         bpy.ops.stride.bake_sync_blend(action_b="02_03", weight_mode="SPEED", speed_mps=20.0)
@@ -80,7 +80,7 @@ def test_keyed_weight_curve_ramps_walk_to_run(scene, stride):
     assert bpy.ops.stride.bake_sync_blend(action_a="02_01", action_b="02_03", weight_mode="CURVE",
                                           duration=2.0) == {"FINISHED"}
     a, b = cycles()
-    want = sync.sync_blend(a, b, (np.array([0.0, 2.0]), np.array([0.0, 1.0])), 2.0)
+    want = sync.sync_blend(a, b, (np.array([0.0, 2.0]), np.array([0.0, 1.0])), 2.0, lock_feet=True)
     assert_same_motion(stride.bridge.action_to_clip(walk, walk.animation_data.action), want)
 
 
@@ -112,7 +112,7 @@ def test_cli_sync_blend_writes_bvh_and_blend(stride, tmp_path, scene):
     assert stride.cli.main(["sync-blend", str(cmu_path("02_01")), str(cmu_path("02_03")), "--ramp", "0:0,3:1",
                             "--seconds", "3", "--out", str(out)]) == 0
     a, b = cycles()
-    want = sync.sync_blend(a, b, (np.array([0.0, 3.0]), np.array([0.0, 1.0])), 3.0)
+    want = sync.sync_blend(a, b, (np.array([0.0, 3.0]), np.array([0.0, 1.0])), 3.0, lock_feet=True)
     got = bvh.load(out)
     assert got.n_frames == want.n_frames
     assert np.abs(got.fk()[1] - want.fk()[1]).max() <= 1e-9 * want.height

@@ -44,7 +44,7 @@ def test_bake_transition_equals_the_core_and_leaves_sources_alone(method, scene,
     src, dst = bvh.load(cmu_path("02_01")), bvh.load(cmu_path("02_03"))
     core_method: Any = {"DEAD": transition.dead_blend, "INERTIALIZE": transition.inertialize,
                         "CROSSFADE": transition.crossfade}[method]
-    want = core_method(src, dst, 1.5, 0.4, 0.3)
+    want = core_method(src, dst, 1.5, 0.4, 0.3, lock_feet=True)  # Lock Feet is on by default
     got = stride.bridge.action_to_clip(walk, baked)
     assert_same_motion(got, want)
     after = keys_of(stride, walk, bpy.data.actions["02_01"])
@@ -115,7 +115,7 @@ def test_nla_track_bakes_to_the_core_sequence(scene, stride):
     for clip in (first, second, third):
         clip.events.clear()
     want = transition.sequence([(first, 0.0, 60 / 120), (second, 0.0, 90 / 120), (third, 0.0, 60 / 120)],
-                               [12 / 120, 0.25], "dead")
+                               [12 / 120, 0.25], "dead", lock_feet=True)
     assert got.n_frames == want.n_frames == 211
     assert_same_motion(got, want)
     keys = keys_of(stride, obj, obj.animation_data.action)
@@ -146,7 +146,8 @@ def test_cli_transition_and_sequence_write_files_blender_can_import(stride, tmp_
     out = tmp_path / "t.bvh"
     assert stride.cli.main(["transition", str(cmu_path("02_01")), str(cmu_path("02_03")), "--at", "1.5",
                             "--dst-at", "0.2", "--blend", "0.3", "--out", str(out)]) == 0
-    want = transition.dead_blend(bvh.load(cmu_path("02_01")), bvh.load(cmu_path("02_03")), 1.5, 0.2, 0.3)
+    want = transition.dead_blend(bvh.load(cmu_path("02_01")), bvh.load(cmu_path("02_03")), 1.5, 0.2, 0.3,
+                                 lock_feet=True)
     got = bvh.load(out)
     assert got.n_frames == want.n_frames
     assert np.abs(got.fk()[1] - want.fk()[1]).max() <= 1e-9 * want.height
