@@ -287,7 +287,7 @@ class Clip:
         return step > 0.0 and seam < _SEAM_STEPS * step
 
     def _find_motion_start(self) -> int:
-        if self.n_frames < 3:
+        if self.n_frames < 3 or self.n_joints == 0:
             return 0
         # Mean joint angle per frame step: robust to the odd thumb that flips 180 degrees, while a
         # converter T-pose moves most joints 80+ degrees at once.

@@ -275,7 +275,8 @@ def _detect(clip: Clip, *, feet: FootSpec | None, speed_mps: float | None, floor
     T, first, stop, loop = clip.n_frames, seen.first, seen.stop, seen.loop
     n = stop - first
     if n < 2:
-        return {name: _Detection(np.zeros(T, bool), np.zeros(0), np.zeros(0)) for name in seen.speeds}
+        names = _foot_points(clip, feet)
+        return {name: _Detection(np.zeros(T, bool), np.zeros(0), np.zeros(0)) for name in names}
     fps = clip.fps
     if fixed_floor is None:
         radius = max(1, round(floor_seconds * fps / 2.0))

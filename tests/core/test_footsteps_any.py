@@ -188,3 +188,13 @@ def test_auto_thresholds_scale_with_the_take_and_the_body():
     for mps in (0.05, 1.0, 3.0, 5.0):
         th = contacts.thresholds(load("02_01"), speed_mps=mps)
         assert th.speed_mps == mps and th.exit_mps > mps
+
+
+def test_takes_too_short_to_step_name_both_feet_with_no_steps():
+    clip = load("02_01")
+    for short in (clip[:1], clip[:2]):
+        steps = contacts.footsteps(short, lifts=True)
+        assert set(steps) == {"FootDown_L", "FootDown_R", "FootUp_L", "FootUp_R"}
+        assert all(v.size == 0 for v in steps.values())
+        assert {k: v.shape for k, v in contacts.contacts(short).items()} == {"L": (short.n_frames,),
+                                                                              "R": (short.n_frames,)}
