@@ -66,7 +66,11 @@ def default_feet(clip: Clip) -> dict[str, list[int]]:
     return {side: list(joints) for side, joints in body.feet.items()}
 
 
-def contacts(clip: Clip, *, feet: FootSpec | None = None, speed_mps: float = 0.15,
+# Foot Speed: a foot moving slower than this (m/s) is planted; every default of it is this one.
+FOOT_SPEED_MPS = 0.15
+
+
+def contacts(clip: Clip, *, feet: FootSpec | None = None, speed_mps: float = FOOT_SPEED_MPS,
              floor: str | float | None = "local", min_duration: float = 0.05,
              frames: tuple[int, int | None] | None = None, window: int | None = None, exit_mps: float = 1.0,
              height_m: float = 0.15, floor_seconds: float = 1.0) -> dict[str, np.ndarray]:
@@ -98,7 +102,7 @@ def contacts(clip: Clip, *, feet: FootSpec | None = None, speed_mps: float = 0.1
 
 
 def footsteps(clip: Clip, *, lifts: bool = False, feet: FootSpec | None = None,
-              speed_mps: float = 0.15, floor: str | float | None = "local",
+              speed_mps: float = FOOT_SPEED_MPS, floor: str | float | None = "local",
               min_duration: float = 0.05, frames: tuple[int, int | None] | None = None,
               window: int | None = None, exit_mps: float = 1.0, height_m: float = 0.15,
               floor_seconds: float = 1.0) -> dict[str, np.ndarray]:

@@ -35,7 +35,7 @@ class Settings:
 
     window: float = 0.5
     sigma: float = 1 / 120
-    speed_mps: float = 0.15
+    speed_mps: float = contacts.FOOT_SPEED_MPS
     feet: tuple[str, str] | None = None  # (left, right) ankle names, where the body map's are wrong
 
     def digest(self, source: bytes) -> str:
@@ -205,7 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
     parser.add_argument("--window", type=float, default=0.5, help="event encoding window, seconds")
     parser.add_argument("--sigma", type=float, default=1 / 120, help="event smoothing, seconds")
-    parser.add_argument("--speed", type=float, default=0.15, help="foot contact speed, m/s")
+    parser.add_argument("--speed", type=float, default=contacts.FOOT_SPEED_MPS,
+                        help="foot contact speed, m/s")
     parser.add_argument("--feet", metavar="LEFT,RIGHT",
                         help="the two ankle joints by name, where the body map finds others")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
