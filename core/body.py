@@ -440,7 +440,7 @@ def _moving_legs(clip: Clip, kids: list[list[int]], reach: np.ndarray, main: np.
                 n1, n2 = count[c1], count[c2]
                 if min(l1, l2) < 0.7 * max(l1, l2) or min(n1, n2) < 0.5 * max(n1, n2):
                     continue
-                s1, s2 = _chain_side(names, _main_path(main, c1)), _chain_side(names, _main_path(main, c2))
+                s1, s2 = (skeleton.chain_side(names, _main_path(main, c)) for c in (c1, c2))
                 if s1 is not None and s1 == s2:
                     continue  # two chains on one side are never a pair of legs
                 score = _low_score(parents, b, c1, c2, wpos, tips, max(l1, l2))
@@ -489,16 +489,6 @@ def _off_branch(parents: np.ndarray, b: int, c: int, wpos: np.ndarray) -> int:
         if not below:
             return j
         j = below[0]
-
-
-def _chain_side(names: Sequence[str], joints: Sequence[int]) -> str | None:
-    votes = [skeleton.side(names[j]) for j in joints]
-    n_left, n_right = votes.count("L"), votes.count("R")
-    if n_left > n_right:
-        return "L"
-    if n_right > n_left:
-        return "R"
-    return None
 
 
 def _ankle_on(parents: np.ndarray, bone: np.ndarray, end_len: np.ndarray, main: np.ndarray,
@@ -578,7 +568,7 @@ def _sides(names: Sequence[str], chains: list[list[int]], legs_from: str) -> tup
     """(left chain, right chain, evidence) from names; evidence None when names do not say."""
     if legs_from == "user":
         return 0, 1, "user"
-    s0, s1 = _chain_side(names, chains[0]), _chain_side(names, chains[1])
+    s0, s1 = skeleton.chain_side(names, chains[0]), skeleton.chain_side(names, chains[1])
     if s0 is not None and s1 is not None and s0 != s1:
         return (0, 1, "names") if s0 == "L" else (1, 0, "names")
     if s0 is not None and s1 is None:
@@ -690,7 +680,7 @@ def _arms(names: Sequence[str], parents: np.ndarray, kids: list[list[int]], reac
         if len(twins) != 2:
             continue
         a, b = twins
-        sa, sb = _chain_side(names, _main_path(main, a)), _chain_side(names, _main_path(main, b))
+        sa, sb = (skeleton.chain_side(names, _main_path(main, c)) for c in (a, b))
         if sa == "R" or sb == "L":
             a, b = b, a
         elif sa is None and sb is None and forward is not None and wpos.shape[0]:

@@ -152,8 +152,8 @@ def legs(names: Sequence[str], parents: Sequence[int] | np.ndarray, offsets: np.
     else:
         return None
     left, right = a, b
-    sa = _chain_side(names, a)
-    sb = _chain_side(names, b)
+    sa = chain_side(names, a)
+    sb = chain_side(names, b)
     if sa == "R" or sb == "L":
         left, right = b, a
     elif sa is None and sb is None:
@@ -166,7 +166,8 @@ def legs(names: Sequence[str], parents: Sequence[int] | np.ndarray, offsets: np.
     return left, right
 
 
-def _chain_side(names: Sequence[str], joints: Sequence[int]) -> str | None:
+def chain_side(names: Sequence[str], joints: Sequence[int]) -> str | None:
+    """'L' or 'R' when more of the chain's joint names say that side than the other, else None."""
     votes = [side(names[j]) for j in joints]
     n_left, n_right = votes.count("L"), votes.count("R")
     if n_left > n_right:
