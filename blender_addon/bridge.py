@@ -35,7 +35,7 @@ def _path(bone: str, prop: str) -> str:
     return f'pose.bones["{bpy.utils.escape_identifier(bone)}"].{prop}'
 
 
-def _scene() -> Any:
+def current_scene() -> Any:
     scene = bpy.context.scene
     if scene is None:
         raise BridgeError("no scene")
@@ -43,7 +43,7 @@ def _scene() -> Any:
 
 
 def scene_fps(scene: Any = None) -> float:
-    scene = scene or _scene()
+    scene = scene or current_scene()
     return scene.render.fps / scene.render.fps_base
 
 
@@ -229,7 +229,7 @@ def action_timing(obj: Any, action: Any = None, fps: float | None = None, slot: 
     action, slot = resolve_action(obj, action, slot)
     firsts = [fc.keyframe_points[0].co[0] for fc in compat.fcurves(action, slot)
               if len(fc.keyframe_points) and fc.data_path.startswith("pose.bones[")]
-    start = float(min(firsts)) if firsts else float(_scene().frame_start)
+    start = float(min(firsts)) if firsts else float(current_scene().frame_start)
     return Timing(start, _action_fps(import_settings(obj, action=action), fps))
 
 
@@ -404,7 +404,7 @@ def clip_to_action(clip: Clip, obj: Any, name: str, *, frame_start: float | None
     # [T, len(moving), 3]: the moving joints' locations only (usually the root's).
     pose_loc = armature.translation_to_pose_location(
         rest[moving], rel_heads[moving], clip.positions[:, moving], conversion, scale)
-    start = float(_scene().frame_start) if frame_start is None else float(frame_start)
+    start = float(current_scene().frame_start) if frame_start is None else float(frame_start)
     frames_per_second = action_fps if action_fps is not None else scene_fps()
     frames = start + clip.times * frames_per_second
     rotates = np.array([any(c.endswith("rotation") for c in clip.channels[j])

@@ -6,6 +6,7 @@ Every function raises `JobError` (or a subclass of ValueError) with a message me
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -17,6 +18,17 @@ import numpy as np
 from . import bridge, compat
 from .core import bvh
 from .core.clip import Clip
+from .options import (
+    METHODS,
+    SYNC_MODES,
+    DecodeOptions,
+    EventOptions,
+    FootstepOptions,
+    ImportOptions,
+    NlaBakeOptions,
+    SyncOptions,
+    TransitionOptions,
+)
 
 
 class JobError(ValueError):
@@ -57,8 +69,9 @@ def export_bvh(obj: Any, action: str | None, path: str | Path) -> Clip:
     return clip
 
 
-def import_files(context: Any, paths: Sequence[str | Path], *, single_armature: bool = False,
-                 progress: Any = None, **options: Any) -> tuple[list[tuple[Any, Any]], list[str]]:
+def import_files(context: Any, paths: Sequence[str | Path], *, options: ImportOptions | None = None,
+                 single_armature: bool = False,
+                 progress: Any = None) -> tuple[list[tuple[Any, Any]], list[str]]:
     """Import BVH files and folders: ([(armature, action)], [error message per failed file]).
 
     A bad file is reported and skipped; the rest still import. With `single_armature`, every file
@@ -79,7 +92,8 @@ def import_files(context: Any, paths: Sequence[str | Path], *, single_armature: 
                 progress((k + fraction) / len(files))
 
         try:
-            done.append(importer.import_bvh(context, path, target=target, progress=step, **options))
+            done.append(importer.import_bvh(context, path, target=target, progress=step,
+                                            **dataclasses.asdict(options or ImportOptions())))
         except USER_ERRORS as exc:
             failed.append(f"{path.name}: {exc}" if str(path) not in str(exc) else str(exc))
     return done, failed
@@ -110,13 +124,7 @@ def _armature_action(obj: Any, action: str | None) -> tuple[Any, Any, Clip, brid
     return act, _, clip, bridge.action_timing(obj, act)
 
 
-def foot_speed(value: float | None) -> float | None:
-    """A Foot Speed setting as the core takes it: 0 (or None) is Auto."""
-    return None if value is None or value <= 0.0 else float(value)
-
-
-def detect_footsteps(obj: Any, action: str | None = None, speed_mps: float | None = None,
-                     **options: Any) -> tuple[Any, dict[str, int], str]:
+def detect_footsteps(obj: Any, *, options: FootstepOptions) -> tuple[Any, dict[str, int], str]:
     """FootDown_L / FootDown_R pose markers on the action, exact times kept: (action, counts, what
     the feet are: their names and what decided them, and any doubt the body map has).
     `speed_mps` 0 or None: Auto."""
@@ -125,15 +133,11 @@ def detect_footsteps(obj: Any, action: str | None = None, speed_mps: float | Non
     from .core import contacts
     from .markers import replace_track
 
-    act, _, clip, timing = _armature_action(obj, action)
-    speed = foot_speed(speed_mps)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", contacts.ContactWarning)
-        steps = contacts.footsteps(clip, speed_mps=speed, **options)
-    doubts = [str(w.message) for w in caught if issubclass(w.category, contacts.ContactWarning)]
+    speed_mps = options.speed_mps
+    act, _, clip, timing = _armature_action(obj, options.action)
+    steps = contacts.footsteps(clip, speed_mps=speed_mps)
     if not any(len(t) for t in steps.values()):
-        planted = contacts.contacts(clip, speed_mps=speed, **options)
-        used = contacts.thresholds(clip, speed_mps=speed).speed_mps
+        planted = contacts.contacts(clip, speed_mps=speed_mps)
         frames = slice(clip.motion_start, None)
         if all(p[frames].all() for p in planted.values()):
             hint = (f"the feet never lift: a static pose, or a Foot Speed too high "
@@ -203,18 +207,16 @@ def feet_note(clip: Clip) -> str:
 WRITTEN_CURVES = "stride_curves"  # on an action: the properties Write Event Curves keyed there
 
 
-def write_event_curves(obj: Any, action: str | None = None, window: float = 0.5,
-                       sigma: float = 1 / 120, tracks: str = "ALL",
-                       speed_mps: float | None = None) -> tuple[Any, list[str]]:
+def write_event_curves(obj: Any, *, options: EventOptions) -> tuple[Any, list[str]]:
     """Event-encoding, phase, contact and tag F-curves on the armature's custom properties, in the
     action's own slot: (action, property names written). Replaces only Stride's own curves: the
-    ones it wrote before and the ones it writes now. `speed_mps`: contacts' and footsteps' foot
-    speed, as for detect_footsteps."""
+    ones it wrote before and the ones it writes now. Foot Speed: contacts' and footsteps', as for
+    detect_footsteps."""
     from .core import contacts, events
     from .markers import tracks as marker_tracks
 
-    speed_mps = foot_speed(speed_mps)
-    act, slot, clip, timing = _armature_action(obj, action)
+    tracks, window, sigma, speed_mps = options.tracks, options.window, options.sigma, options.speed_mps
+    act, slot, clip, timing = _armature_action(obj, options.action)
     found, tag_markers = marker_tracks(act, timing)
     wanted = None if tracks.strip().upper() == "ALL" else {t.strip() for t in tracks.split(",") if t.strip()}
     if wanted is not None:
@@ -274,13 +276,13 @@ def _property_name(path: str, prefix: str) -> str | None:
     return name[len(prefix):] if name.startswith(prefix) else None
 
 
-def detect_events_from_curves(obj: Any, action: str | None = None, window: float = 0.5,
-                              prefix: str = "stride_event_") -> tuple[Any, dict[str, int]]:
+def detect_events_from_curves(obj: Any, *, options: DecodeOptions) -> tuple[Any, dict[str, int]]:
     """Decode (sin, cos) curves `["<prefix><track>"]` back into markers and exact times."""
     from .core import events
     from .markers import replace_track
 
-    act, slot = bridge.resolve_action(obj, action or None)
+    prefix, window = options.prefix, options.window
+    act, slot = bridge.resolve_action(obj, options.action or None)
     timing = bridge.action_timing(obj, act)
     pairs: dict[str, dict[int, Any]] = {}
     for fc in compat.fcurves(act, slot):
@@ -308,10 +310,23 @@ def detect_events_from_curves(obj: Any, action: str | None = None, window: float
 
 # -- transitions ----------------------------------------------------------------------------------
 
-TRANSITION_METHODS = ("DEAD", "INERTIALIZE", "CROSSFADE")
+TRANSITION_METHODS = tuple(METHODS)
+
+# How the options are named to the user, in the panel's words; the CLI passes its flags instead.
+OPERATOR_LABELS = {"source_time": "Source Time", "target_time": "Target Time", "method": "Method",
+                   "mask": "Mask", "frames_a": "A Frames", "frames_b": "B Frames",
+                   "time_hint": " (the clock button uses the current frame)"}
 
 
-def joint_mask(clip: Clip, mask: str) -> np.ndarray | None:
+def core_method(method: str, label: str = "Method") -> str:
+    """The core's `transition.METHODS` key for a method as the user names it (DEAD, ...)."""
+    key = METHODS.get(method.upper())
+    if key is None:
+        raise JobError(f"{label} must be one of {', '.join(TRANSITION_METHODS)}, not {method!r}")
+    return key
+
+
+def joint_mask(clip: Clip, mask: str, label: str = "Mask") -> np.ndarray | None:
     """Per-joint weights from a preset name (LOWER_BODY, UPPER_BODY, FINGERS) or joint names
     separated by commas (each with its descendants); None for an empty string."""
     from .core import blend
@@ -324,49 +339,28 @@ def joint_mask(clip: Clip, mask: str) -> np.ndarray | None:
     names = [n.strip() for n in text.split(",") if n.strip()]
     missing = [n for n in names if n not in clip.names]
     if missing:
-        raise JobError(f"mask: no joint named {missing[0]!r}; use a preset "
+        raise JobError(f"{label}: no joint named {missing[0]!r}; use a preset "
                        f"({', '.join(blend.PRESETS)}) or joint names separated by commas")
     return blend.mask(clip, include=names)
 
 
-def transition_clip(src: Clip, dst: Clip, source_time: float, target_time: float, blend_time: float,
-                    method: str, halflife_mode: str = "AUTO", halflife: float = 0.3,
-                    mask: str = "", lock_feet: bool = False) -> Clip:
-    """The core transition an operator or CLI call asks for."""
+def transition_clip(src: Clip, dst: Clip, *, options: TransitionOptions,
+                    labels: dict[str, str] = OPERATOR_LABELS) -> Clip:
+    """The core transition the options ask for; `labels`: the options' names in errors."""
     from .core import transition
 
-    method = method.upper()
-    if method not in TRANSITION_METHODS:
-        raise JobError(f"method must be one of {', '.join(TRANSITION_METHODS)}, not {method!r}")
+    for key, seconds, clip in (("source_time", options.source_time, src),
+                               ("target_time", options.target_time, dst)):
+        if not 0.0 <= seconds <= clip.duration + 0.5 / clip.fps:
+            raise JobError(f"{labels[key]} {seconds:g} s is outside {clip.name!r}, which lasts "
+                           f"{clip.duration:.2f} s: pick a time inside it{labels.get('time_hint', '')}")
+    method = core_method(options.method, labels["method"])
     src.check_compatible(dst)
-    weights = joint_mask(src, mask)
-    if method == "DEAD":
-        return transition.dead_blend(src, dst, source_time, target_time, blend_time,
-                                     halflife="auto" if halflife_mode == "AUTO" else halflife, mask=weights,
-                                     lock_feet=lock_feet)
-    if method == "INERTIALIZE":
-        return transition.inertialize(src, dst, source_time, target_time, blend_time, mask=weights,
-                                      lock_feet=lock_feet)
-    return transition.crossfade(src, dst, source_time, target_time, blend_time, mask=weights,
-                                lock_feet=lock_feet)
-
-
-def find_target_time(obj: Any, source_action: str, source_time: float, target_action: str) -> float:
-    """Seconds into `target_action` whose pose and motion best continue `source_action` at
-    `source_time` (transition.best_target_time, a motion-matching cost)."""
-    from .core import transition
-
-    if not target_action:
-        raise JobError("choose a target action to transition into")
-    src_action = resolve_source(obj, source_action)
-    dst_action, _ = bridge.resolve_action(obj, target_action)
-    src = bridge.action_to_clip(obj, src_action)
-    dst = bridge.action_to_clip(obj, dst_action)
-    if not 0.0 <= source_time <= src.duration + 0.5 / src.fps:
-        raise JobError(f"Source Time {source_time:g} s is outside {src_action.name!r}, which lasts "
-                       f"{src.duration:.2f} s")
-    src.check_compatible(dst)
-    return float(transition.best_target_time(src, source_time, dst))
+    extra: dict[str, Any] = {"mask": joint_mask(src, options.mask, labels["mask"])}
+    if method == "dead":
+        extra["halflife"] = "auto" if options.halflife_mode == "AUTO" else options.halflife
+    return transition.METHODS[method](src, dst, options.source_time, options.target_time,
+                                      options.blend_time, **extra)
 
 
 BAKED_FROM = "stride_baked_from"  # on a baked action: the name of the action it was baked from
@@ -398,28 +392,18 @@ def write_result(obj: Any, clip: Clip, name: str, timing: bridge.Timing, source:
     return action
 
 
-def bake_transition(obj: Any, source_action: str, source_time: float, target_action: str,
-                    target_time: float, blend_time: float = 0.25, method: str = "DEAD",
-                    halflife_mode: str = "AUTO", halflife: float = 0.3, mask: str = "",
-                    progress: Callable[[float], None] | None = None,
-                    lock_feet: bool = True) -> tuple[Any, Clip]:
-    """A new action: `source_action` until `source_time`, then a transition into `target_action`
-    from `target_time` (seconds in each action's own time). Sources are never modified."""
-    if not target_action:
+def bake_transition(obj: Any, *, options: TransitionOptions,
+                    progress: Callable[[float], None] | None = None) -> tuple[Any, Clip]:
+    """A new action: the source action until Source Time, then a transition into the target action
+    from Target Time (seconds in each action's own time). Sources are never modified."""
+    if not options.target_action:
         raise JobError("choose a target action to transition into")
-    src_action = resolve_source(obj, source_action)
-    dst_action, _ = bridge.resolve_action(obj, target_action)
+    src_action = resolve_source(obj, options.source_action)
+    dst_action, _ = bridge.resolve_action(obj, options.target_action)
     src = bridge.action_to_clip(obj, src_action)
     dst = bridge.action_to_clip(obj, dst_action)
-    for field, seconds, clip, act in (("Source Time", source_time, src, src_action),
-                                      ("Target Time", target_time, dst, dst_action)):
-        if not 0.0 <= seconds <= clip.duration + 0.5 / clip.fps:
-            raise JobError(f"{field} {seconds:g} s is outside {act.name!r}, which lasts "
-                           f"{clip.duration:.2f} s: pick a time inside it (the clock button uses the "
-                           "current frame)")
-    out = transition_clip(src, dst, source_time, target_time, blend_time, method, halflife_mode, halflife,
-                          mask, lock_feet=lock_feet)
-    name = f"{src_action.name} > {dst_action.name} ({method.lower()})"
+    out = transition_clip(src, dst, options=options)
+    name = f"{src_action.name} > {dst_action.name} ({options.method.lower()})"
     return write_result(obj, out, name, bridge.action_timing(obj, src_action), src_action, progress), out
 
 
@@ -490,47 +474,107 @@ def nla_items(obj: Any, track: str = "",
     return items, blends, float(strips[0].frame_start), nla.name
 
 
-def bake_nla_track(obj: Any, track: str = "", blend_time: float = 0.25, method: str = "DEAD",
-                   progress: Callable[[float], None] | None = None,
-                   lock_feet: bool = True) -> tuple[Any, Clip]:
+def bake_nla_track(obj: Any, *, options: NlaBakeOptions,
+                   progress: Callable[[float], None] | None = None) -> tuple[Any, Clip]:
     """One new action from an NLA track's strips, with transitions where strips meet."""
     from .core import transition
 
-    items, blends, start, track_name = nla_items(obj, track, blend_time)
-    method_key = {"DEAD": "dead", "INERTIALIZE": "quintic", "CROSSFADE": "crossfade"}.get(method.upper())
-    if method_key is None:
-        raise JobError(f"method must be one of {', '.join(TRANSITION_METHODS)}, not {method!r}")
-    out = transition.sequence(items, blends, method_key, lock_feet=lock_feet)
-    name = f"{track_name} baked ({method.lower()})"
+    method = core_method(options.method)
+    items, blends, start, track_name = nla_items(obj, options.track, options.blend_time)
+    out = transition.sequence(items, blends, method)
+    name = f"{track_name} baked ({options.method.lower()})"
     return write_result(obj, out, name, bridge.Timing(start, bridge.scene_fps()), progress=progress), out
 
 
 # -- synchronized blends --------------------------------------------------------------------------
 
-SYNC_MODES = ("LINEAR", "HARMONIC", "LEADER")
 WEIGHT_PROPERTY = "stride_blend_weight"
 
+SYNC_LABELS = {"frames_a": "A Frames", "frames_b": "B Frames", "mode": "Cycle Length", "mask": "Mask",
+               "duration": "Duration", "cycle_hint": "Run Detect Footsteps on it, or give its cycle's frames"}
 
-def _cycle(obj: Any, action: str, frames: tuple[int, int], straighten: bool = False) -> Clip:
-    """One clean loop of an action: between footstep markers, or the action frames given;
+
+def cycle_of(clip: Clip, timing: bridge.Timing, frames: tuple[int, int], straighten: bool = False,
+             label: str = "A Frames", hint: str = SYNC_LABELS["cycle_hint"]) -> Clip:
+    """One clean loop of a clip: between its footsteps, or the frames given (in `timing`'s frames);
     `straighten`: without the cycle's turn (see sync.loop_cycle)."""
     from .core import sync
 
-    act, _ = bridge.resolve_action(obj, action or None)
-    clip = bridge.action_to_clip(obj, act)
     span: tuple[int, int] | None = None
     if tuple(frames) != (0, 0):
-        timing = bridge.action_timing(obj, act)
         first, last = (round(float(timing.seconds(f)) * clip.fps) for f in frames)
         span = (first, last)
         if not 0 <= first < last < clip.n_frames:
-            raise JobError(f"frames {frames[0]}-{frames[1]} are not a cycle inside {act.name!r} "
+            raise JobError(f"{label} {frames[0]}-{frames[1]} are not a cycle inside {clip.name!r} "
                            f"(frames {timing.start:g}-{float(timing.frame(clip.duration)):g})")
     try:
         return sync.loop_cycle(clip, span, straighten=straighten)
     except ValueError as exc:
-        raise JobError(f"{act.name!r}: {exc}. Run Detect Footsteps on it, or give its cycle's "
-                       "frames") from None
+        raise JobError(f"{clip.name!r}: {exc}. {hint}") from None
+
+
+def loops(options: SyncOptions) -> bool:
+    """Whether the bake is one closed loop: whole blended cycles at one weight, Cyclic on."""
+    duration = options.duration
+    return bool(options.cyclic and options.duration_unit == "CYCLES" and duration >= 1
+                and float(duration).is_integer())
+
+
+def sync_clip(a: Clip, b: Clip, *, options: SyncOptions, timing_a: bridge.Timing,
+              timing_b: bridge.Timing, curve: tuple[np.ndarray, np.ndarray] | None = None,
+              labels: dict[str, str] = SYNC_LABELS) -> tuple[Clip, float | None]:
+    """The synchronized blend the options ask for, from two clips (whole takes): (clip, weight used
+    when it is one). `curve`: (seconds, weights) for a CURVE weight. `timing_*`: the frames that
+    A Frames and B Frames count in."""
+    from .core import root, sync
+
+    if options.mode.upper() not in SYNC_MODES:
+        raise JobError(f"{labels['mode']} must be one of {', '.join(SYNC_MODES)}, not {options.mode!r}")
+    if options.duration_unit == "CYCLES" and options.weight_mode == "CURVE":
+        raise JobError("a duration in cycles needs one weight: use a Constant or Speed weight, or "
+                       "give the duration in seconds")
+    # One loop: whole blended cycles at one weight, from straightened cycles so that the heading
+    # closes too. Blended cycles are rarely whole frames long, so such a bake is sampled on a grid
+    # that closes exactly (its last key is its first, one loop on) and keyed at the scene's rate;
+    # Blender's Cycles modifier then repeats it seamlessly.
+    closed = loops(options)
+    hint = labels["cycle_hint"]
+    a = cycle_of(a, timing_a, options.frames_a, closed, labels["frames_a"], hint)
+    b = cycle_of(b, timing_b, options.frames_b, closed, labels["frames_b"], hint)
+    a.check_compatible(b)
+    core_mode = options.mode.lower()
+    used: float | None = None
+    w: Any
+    if options.weight_mode == "SPEED":
+        try:
+            used = sync.weight_for_speed(a, b, options.speed_mps, core_mode)
+        except ValueError as exc:
+            raise JobError(str(exc)) from None
+        w = used
+    elif options.weight_mode == "CURVE":
+        if curve is None:
+            raise JobError("a Curve weight needs its keys")
+        w = curve
+    else:
+        used = w = float(options.weight)
+    duration, fps = options.duration, None
+    if options.duration_unit == "CYCLES":
+        assert used is not None  # refused above for a weight curve
+        duration = duration * sync.cycle_length(a, b, used, core_mode)
+        if closed:
+            fps = max(1, round(duration * a.fps)) / duration
+    out = sync.sync_blend(a, b, w, duration, mode=core_mode, fps=fps, mask=joint_mask(a, options.mask,
+                                                                                    labels["mask"]))
+    return (root.in_place(out) if options.in_place else out), used
+
+
+def add_cycles_modifiers(obj: Any, action: Any) -> None:
+    """Cycles modifiers on every curve of a looping bake; the root travels on each loop instead of
+    jumping back to the start."""
+    for fc in compat.fcurves(action, compat.action_slot(action, obj)):
+        cycles = fc.modifiers.new("CYCLES")
+        if fc.data_path.endswith(".location"):
+            cycles.mode_before = cycles.mode_after = "REPEAT_OFFSET"
 
 
 def _weight_curve(obj: Any, action: Any, start: float, rate: float,
@@ -552,63 +596,24 @@ def _weight_curve(obj: Any, action: Any, start: float, rate: float,
     return times, np.clip(weights, 0.0, 1.0)
 
 
-def bake_sync_blend(obj: Any, action_a: str = "", action_b: str = "", weight: float = 0.5,
-                    weight_mode: str = "CONSTANT", speed_mps: float = 1.5, duration: float = 4.0,
-                    mode: str = "LINEAR", frames_a: tuple[int, int] = (0, 0),
-                    frames_b: tuple[int, int] = (0, 0), in_place: bool = False, cyclic: bool = True,
-                    mask: str = "", duration_unit: str = "SECONDS",
-                    progress: Callable[[float], None] | None = None,
-                    lock_feet: bool = True) -> tuple[Any, Clip, float | None]:
+def bake_sync_blend(obj: Any, *, options: SyncOptions,
+                    progress: Callable[[float], None] | None = None) -> tuple[Any, Clip, float | None]:
     """A new action blending two cycles in phase: (action, clip, weight used when constant)."""
-    from .core import root, sync
-
-    if not action_b:
+    if not options.action_b:
         raise JobError("choose action B (A is the armature's active action unless named)")
-    if mode.upper() not in SYNC_MODES:
-        raise JobError(f"mode must be one of {', '.join(SYNC_MODES)}, not {mode!r}")
-    if duration_unit == "CYCLES" and weight_mode == "CURVE":
-        raise JobError("a duration in cycles needs one weight: use a Constant or Speed weight, or "
-                       "give the duration in seconds")
-    # One loop: whole blended cycles at one weight, from straightened cycles so that the heading
-    # closes too. Blended cycles are rarely whole frames long, so such a bake is sampled on a grid
-    # that closes exactly (its last key is its first, one loop on) and keyed at the scene's rate;
-    # Blender's Cycles modifier then repeats it seamlessly.
-    loops = bool(cyclic and duration_unit == "CYCLES" and duration >= 1 and float(duration).is_integer())
-    act_a = resolve_source(obj, action_a)
-    a = _cycle(obj, act_a.name, frames_a, straighten=loops)
-    b = _cycle(obj, action_b, frames_b, straighten=loops)
-    a.check_compatible(b)
-    core_mode = mode.lower()
-    scene = bridge._scene()
-    used: float | None = None
-    if weight_mode == "SPEED":
-        try:
-            used = sync.weight_for_speed(a, b, speed_mps, core_mode)
-        except ValueError as exc:
-            raise JobError(str(exc)) from None
-        w: Any = used
-    elif weight_mode == "CURVE":
-        w = _weight_curve(obj, act_a, float(scene.frame_start), bridge.scene_fps(scene), duration)
-    else:
-        used = w = float(weight)
-    fps = None
-    if duration_unit == "CYCLES":
-        assert used is not None  # refused above for a weight curve
-        duration = duration * sync.cycle_length(a, b, used, core_mode)
-        if loops:
-            fps = max(1, round(duration * a.fps)) / duration
-    out = sync.sync_blend(a, b, w, duration, mode=core_mode, fps=fps, mask=joint_mask(a, mask),
-                          lock_feet=lock_feet)
-    if in_place:
-        out = root.in_place(out)
-    act_b = bridge.resolve_action(obj, action_b)[0]
-    name = f"{act_a.name} + {act_b.name} sync ({mode.lower()})"
-    timing = bridge.Timing(float(scene.frame_start), bridge.scene_fps(scene) if loops else out.fps)
-    action = write_result(obj, out, name, timing, act_a, progress)
-    if loops:
-        for fc in compat.fcurves(action, compat.action_slot(action, obj)):
-            cycles = fc.modifiers.new("CYCLES")
-            if fc.data_path.endswith(".location"):
-                # The character travels on each loop instead of jumping back to the start.
-                cycles.mode_before = cycles.mode_after = "REPEAT_OFFSET"
+    act_a = resolve_source(obj, options.action_a)
+    act_b, _ = bridge.resolve_action(obj, options.action_b)
+    scene = bridge.current_scene()
+    start, rate = float(scene.frame_start), bridge.scene_fps(scene)
+    curve = None
+    if options.weight_mode == "CURVE" and options.duration_unit != "CYCLES":
+        curve = _weight_curve(obj, act_a, start, rate, options.duration)
+    out, used = sync_clip(bridge.action_to_clip(obj, act_a), bridge.action_to_clip(obj, act_b),
+                          options=options, timing_a=bridge.action_timing(obj, act_a),
+                          timing_b=bridge.action_timing(obj, act_b), curve=curve)
+    name = f"{act_a.name} + {act_b.name} sync ({options.mode.lower()})"
+    closed = loops(options)
+    action = write_result(obj, out, name, bridge.Timing(start, rate if closed else out.fps), act_a, progress)
+    if closed:
+        add_cycles_modifiers(obj, action)
     return action, out, used

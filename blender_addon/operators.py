@@ -19,12 +19,37 @@ from bpy.props import (
 )
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
-from . import jobs
+from . import bridge, jobs
+from .options import (
+    DecodeOptions,
+    EventOptions,
+    FootstepOptions,
+    ImportOptions,
+    NlaBakeOptions,
+    SyncOptions,
+    TransitionOptions,
+    from_source,
+    prop,
+)
 
 _AXES = [(a, a, f"{a} axis") for a in ("X", "Y", "Z", "-X", "-Y", "-Z")]
 
 
-class STRIDE_OT_import_bvh(bpy.types.Operator, ImportHelper):
+class _JobOperator(bpy.types.Operator):
+    """One `execute` for every operator: `run` does the work; a user error is reported, not raised."""
+
+    def run(self, context: Any) -> set[str]:
+        raise NotImplementedError
+
+    def execute(self, context: Any) -> set[str]:  # type: ignore[override]
+        try:
+            return self.run(context)
+        except jobs.USER_ERRORS as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+
+
+class STRIDE_OT_import_bvh(_JobOperator, ImportHelper):
     """Import BVH motion capture as an armature with an action (fast, bulk keys; Stride keeps the
     file's channel layout for exact read-back and export)"""
 
@@ -38,24 +63,23 @@ class STRIDE_OT_import_bvh(bpy.types.Operator, ImportHelper):
     files: CollectionProperty(  # type: ignore[valid-type]
         type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
     filter_glob: StringProperty(default="*.bvh", options={"HIDDEN"})  # type: ignore[valid-type]
-    axis_forward: EnumProperty(name="Forward", items=_AXES, default="-Z")  # type: ignore[valid-type]
-    axis_up: EnumProperty(name="Up", items=_AXES, default="Y")  # type: ignore[valid-type]
+    axis_forward: EnumProperty(name="Forward", items=_AXES, **prop(ImportOptions, "axis_forward"))  # type: ignore[valid-type]
+    axis_up: EnumProperty(name="Up", items=_AXES, **prop(ImportOptions, "axis_up"))  # type: ignore[valid-type]
     global_scale: FloatProperty(  # type: ignore[valid-type]
-        name="Scale", default=1.0, min=1e-6, max=1e6, soft_min=0.001, soft_max=1000.0)
+        name="Scale", min=1e-6, max=1e6, soft_min=0.001, soft_max=1000.0,
+        **prop(ImportOptions, "global_scale"))
     scale_preset: EnumProperty(  # type: ignore[valid-type]
-        name="Units", default="NONE", description="Convert file units to meters (times Scale)",
+        name="Units", **prop(ImportOptions, "scale_preset"),
         items=[("NONE", "As in file", "Keep the file's units"),
                ("CMU_TO_METERS", "CMU to meters", "CMU units (0.05644 m)"),
                ("CM_TO_METERS", "cm to meters", "Centimeters")])
     rotate_mode: EnumProperty(  # type: ignore[valid-type]
-        name="Rotation", default="QUATERNION",
+        name="Rotation", **prop(ImportOptions, "rotate_mode"),
         items=[("QUATERNION", "Quaternion", "Quaternion keys (no gimbal lock)"),
                ("NATIVE", "Euler (native)", "Each bone's Euler order from the file")]
         + [(m, f"Euler ({m})", f"Euler {m}") for m in ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")])
-    frame_start: IntProperty(name="Start Frame", default=1)  # type: ignore[valid-type]
-    use_fps_scale: BoolProperty(  # type: ignore[valid-type]
-        name="Scale FPS", default=False,
-        description="Key at the scene's rate, so the motion plays in real time (else one key per frame)")
+    frame_start: IntProperty(name="Start Frame", **prop(ImportOptions, "frame_start"))  # type: ignore[valid-type]
+    use_fps_scale: BoolProperty(name="Scale FPS", **prop(ImportOptions, "use_fps_scale"))  # type: ignore[valid-type]
 
     def invoke(self, context: Any, event: Any) -> set[str]:  # type: ignore[override]
         # Dropped files arrive with their path set: ask for the options, not for a file.
@@ -64,22 +88,15 @@ class STRIDE_OT_import_bvh(bpy.types.Operator, ImportHelper):
             return popup(context) if popup else self.execute(context)
         return ImportHelper.invoke(self, context, event)
 
-    def execute(self, context: Any) -> set[str]:  # type: ignore[override]
+    def run(self, context: Any) -> set[str]:
         paths = [str(Path(self.directory) / f.name) for f in self.files if f.name] if self.directory else []
         paths = paths or ([self.filepath] if self.filepath else [])
         if not paths:
             self.report({"ERROR"}, "Choose a .bvh file to import")
             return {"CANCELLED"}
-        try:
-            with _progress(context) as step:
-                done, failed = jobs.import_files(
-                    context, paths, progress=step, axis_forward=self.axis_forward, axis_up=self.axis_up,
-                    global_scale=self.global_scale, rotate_mode=self.rotate_mode,
-                    frame_start=self.frame_start, use_fps_scale=self.use_fps_scale,
-                    scale_preset=self.scale_preset)
-        except jobs.USER_ERRORS as exc:
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
+        with _progress(context) as step:
+            done, failed = jobs.import_files(context, paths, options=from_source(ImportOptions, self),
+                                             progress=step)
         for message in failed:
             self.report({"WARNING"} if done else {"ERROR"}, message)
         if not done:
@@ -102,7 +119,7 @@ class STRIDE_FH_bvh(bpy.types.FileHandler):
         return context.area is not None and context.area.type == "VIEW_3D"
 
 
-class STRIDE_OT_export_bvh(bpy.types.Operator, ExportHelper):  # type: ignore[misc]
+class STRIDE_OT_export_bvh(_JobOperator, ExportHelper):  # type: ignore[misc]
     """Write the active armature's action to a BVH file (channel layout kept from the import)"""
 
     bl_idname = "stride.export_bvh"
@@ -115,13 +132,8 @@ class STRIDE_OT_export_bvh(bpy.types.Operator, ExportHelper):  # type: ignore[mi
     action: StringProperty(  # type: ignore[valid-type]
         name="Action", description="Action to export (empty: the armature's active action)")
 
-    def execute(self, context: Any) -> set[str]:  # type: ignore[override]
-        try:
-            obj = jobs.find_armature(context=context)
-            clip = jobs.export_bvh(obj, self.action, self.filepath)
-        except jobs.USER_ERRORS as exc:
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
+    def run(self, context: Any) -> set[str]:
+        clip = jobs.export_bvh(jobs.find_armature(context=context), self.action, self.filepath)
         self.report({"INFO"}, f"Exported {clip.n_frames} frames of {clip.name!r} to {self.filepath}")
         return {"FINISHED"}
 
@@ -137,14 +149,14 @@ def _progress(context: Any) -> Iterator[Callable[[float], None]]:
         wm.progress_end()
 
 
-class _ActionOperator:
+class _ActionOperator(_JobOperator):
     """Shared by the operators that work on an armature's action (the active one by default)."""
 
     def target(self, context: Any) -> Any:
         return jobs.find_armature(context=context)
 
 
-class STRIDE_OT_detect_footsteps(bpy.types.Operator, _ActionOperator):
+class STRIDE_OT_detect_footsteps(_ActionOperator):
     """Mark footsteps (FootDown_L / FootDown_R pose markers, exact times kept) on the action.
     Re-running replaces only the markers Stride made; markers you added or moved stay"""
 
@@ -152,18 +164,12 @@ class STRIDE_OT_detect_footsteps(bpy.types.Operator, _ActionOperator):
     bl_label = "Detect Footsteps"
     bl_options = {"REGISTER", "UNDO"}
 
-    action: StringProperty(name="Action", description="Action (empty: the active one)")  # type: ignore[valid-type]
-    speed_mps: FloatProperty(  # type: ignore[valid-type]
-        name="Foot Speed", default=0.0, min=0.0, max=5.0, unit="VELOCITY",
-        description=("Foot speed in m/s under which a foot is planted; 0 = Auto (from the body "
-                     "and the take: a slow shuffle, a walk, a run)"))
+    action: StringProperty(name="Action", **prop(FootstepOptions, "action"))  # type: ignore[valid-type]
+    speed_mps: FloatProperty(name="Foot Speed", min=0.01, max=5.0, **prop(FootstepOptions, "speed_mps"))  # type: ignore[valid-type]
 
-    def execute(self, context: Any) -> set[str]:  # type: ignore[override]
-        try:
-            act, counts, feet = jobs.detect_footsteps(self.target(context), self.action, self.speed_mps)
-        except jobs.USER_ERRORS as exc:
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
+    def run(self, context: Any) -> set[str]:
+        act, counts, feet = jobs.detect_footsteps(self.target(context),
+                                                  options=from_source(FootstepOptions, self))
         found = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
         # A doubt about which joints are the feet is a warning the user should see.
         doubt = any(word in feet for word in ("disagree", "mirrored", "never plants", "do not alternate"))
@@ -172,7 +178,7 @@ class STRIDE_OT_detect_footsteps(bpy.types.Operator, _ActionOperator):
         return {"FINISHED"}
 
 
-class STRIDE_OT_write_event_curves(bpy.types.Operator, _ActionOperator):
+class STRIDE_OT_write_event_curves(_ActionOperator):
     """Write event-encoding (sin, cos), phase, contact and tag curves for the action's markers
     as F-curves on the armature's custom properties (Graph Editor). Replaces only Stride's curves"""
 
@@ -180,27 +186,19 @@ class STRIDE_OT_write_event_curves(bpy.types.Operator, _ActionOperator):
     bl_label = "Write Event Curves"
     bl_options = {"REGISTER", "UNDO"}
 
-    action: StringProperty(name="Action", description="Action (empty: the active one)")  # type: ignore[valid-type]
-    window: FloatProperty(name="Window", default=0.5, min=0.001, max=60.0)  # type: ignore[valid-type]
-    sigma: FloatProperty(name="Smoothing", default=1 / 120, min=0.0, max=1.0, precision=4)  # type: ignore[valid-type]
-    tracks: StringProperty(name="Tracks", default="ALL")  # type: ignore[valid-type]
-    speed_mps: FloatProperty(  # type: ignore[valid-type]
-        name="Foot Speed", default=0.0, min=0.0, max=5.0, unit="VELOCITY",
-        description=("Foot speed in m/s under which a foot is planted; 0 = Auto (from the body "
-                     "and the take: a slow shuffle, a walk, a run)"))
+    action: StringProperty(name="Action", **prop(EventOptions, "action"))  # type: ignore[valid-type]
+    window: FloatProperty(name="Window", min=0.001, max=60.0, **prop(EventOptions, "window"))  # type: ignore[valid-type]
+    sigma: FloatProperty(name="Smoothing", min=0.0, max=1.0, precision=4, **prop(EventOptions, "sigma"))  # type: ignore[valid-type]
+    tracks: StringProperty(name="Tracks", **prop(EventOptions, "tracks"))  # type: ignore[valid-type]
+    speed_mps: FloatProperty(name="Foot Speed", min=0.01, max=5.0, **prop(EventOptions, "speed_mps"))  # type: ignore[valid-type]
 
-    def execute(self, context: Any) -> set[str]:  # type: ignore[override]
-        try:
-            act, written = jobs.write_event_curves(self.target(context), self.action, self.window,
-                                                   self.sigma, self.tracks, self.speed_mps)
-        except jobs.USER_ERRORS as exc:
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
+    def run(self, context: Any) -> set[str]:
+        act, written = jobs.write_event_curves(self.target(context), options=from_source(EventOptions, self))
         self.report({"INFO"}, f"{act.name}: wrote {', '.join(written)}")
         return {"FINISHED"}
 
 
-class STRIDE_OT_detect_events_from_curves(bpy.types.Operator, _ActionOperator):
+class STRIDE_OT_detect_events_from_curves(_ActionOperator):
     """Decode event-encoding curves (e.g. predicted by a network and keyed back) into pose
     markers with exact times: the inverse of Write Event Curves"""
 
@@ -208,17 +206,13 @@ class STRIDE_OT_detect_events_from_curves(bpy.types.Operator, _ActionOperator):
     bl_label = "Events from Curves"
     bl_options = {"REGISTER", "UNDO"}
 
-    action: StringProperty(name="Action", description="Action (empty: the active one)")  # type: ignore[valid-type]
-    window: FloatProperty(name="Window", default=0.5, min=0.001, max=60.0)  # type: ignore[valid-type]
-    prefix: StringProperty(name="Prefix", default="stride_event_")  # type: ignore[valid-type]
+    action: StringProperty(name="Action", **prop(DecodeOptions, "action"))  # type: ignore[valid-type]
+    window: FloatProperty(name="Window", min=0.001, max=60.0, **prop(DecodeOptions, "window"))  # type: ignore[valid-type]
+    prefix: StringProperty(name="Prefix", **prop(DecodeOptions, "prefix"))  # type: ignore[valid-type]
 
-    def execute(self, context: Any) -> set[str]:  # type: ignore[override]
-        try:
-            act, counts = jobs.detect_events_from_curves(self.target(context), self.action, self.window,
-                                                         self.prefix)
-        except jobs.USER_ERRORS as exc:
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
+    def run(self, context: Any) -> set[str]:
+        act, counts = jobs.detect_events_from_curves(self.target(context),
+                                                     options=from_source(DecodeOptions, self))
         found = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
         self.report({"INFO"}, f"{act.name}: {found}")
         return {"FINISHED"}
@@ -230,7 +224,7 @@ _METHOD_ITEMS = [("DEAD", "Dead Blending",
                  ("CROSSFADE", "Crossfade", "Blend from the held source pose (as the NLA does)")]
 
 
-class STRIDE_OT_bake_transition(bpy.types.Operator, _ActionOperator):
+class STRIDE_OT_bake_transition(_ActionOperator):
     """Bake a transition from one action into another as a new action on the armature
     (dead blending by default); the source actions are not changed"""
 
@@ -238,43 +232,32 @@ class STRIDE_OT_bake_transition(bpy.types.Operator, _ActionOperator):
     bl_label = "Bake Transition"
     bl_options = {"REGISTER", "UNDO"}
 
-    source_action: StringProperty(  # type: ignore[valid-type]
-        name="Source",
-        description="Action to leave (empty: the active one, or the action a Stride bake was baked from)")
-    source_time: FloatProperty(name="Source Time", default=1.0, min=0.0, unit="TIME_ABSOLUTE",  # type: ignore[valid-type]
-                               description="Seconds into the source action where the transition starts")
-    target_action: StringProperty(name="Target", description="Action to go into")  # type: ignore[valid-type]
-    target_time: FloatProperty(name="Target Time", default=0.0, min=0.0, unit="TIME_ABSOLUTE",  # type: ignore[valid-type]
-                               description="Seconds into the target action to continue from")
-    blend_time: FloatProperty(name="Blend Time", default=0.25, min=0.0, max=10.0, unit="TIME_ABSOLUTE")  # type: ignore[valid-type]
-    method: EnumProperty(name="Method", items=_METHOD_ITEMS, default="DEAD")  # type: ignore[valid-type]
+    source_action: StringProperty(name="Source", **prop(TransitionOptions, "source_action"))  # type: ignore[valid-type]
+    source_time: FloatProperty(name="Source Time", min=0.0, unit="TIME_ABSOLUTE",  # type: ignore[valid-type]
+                               **prop(TransitionOptions, "source_time"))
+    target_action: StringProperty(name="Target", **prop(TransitionOptions, "target_action"))  # type: ignore[valid-type]
+    target_time: FloatProperty(name="Target Time", min=0.0, unit="TIME_ABSOLUTE",  # type: ignore[valid-type]
+                               **prop(TransitionOptions, "target_time"))
+    blend_time: FloatProperty(name="Blend Time", min=0.0, max=10.0, unit="TIME_ABSOLUTE",  # type: ignore[valid-type]
+                              **prop(TransitionOptions, "blend_time"))
+    method: EnumProperty(name="Method", items=_METHOD_ITEMS, **prop(TransitionOptions, "method"))  # type: ignore[valid-type]
     halflife_mode: EnumProperty(  # type: ignore[valid-type]
-        name="Half-life", default="AUTO",
+        name="Half-life", **prop(TransitionOptions, "halflife_mode"),
         items=[("AUTO", "Auto", "Per joint and axis, from the pose difference and velocity at the switch"),
                ("FIXED", "Fixed", "One half-life for every joint")])
-    halflife: FloatProperty(name="Half-life", default=0.3, min=0.0, max=10.0, unit="TIME_ABSOLUTE")  # type: ignore[valid-type]
-    mask: StringProperty(  # type: ignore[valid-type]
-        name="Mask", description="LOWER_BODY, UPPER_BODY, FINGERS or joint names (with descendants); "
-                                 "empty for all joints; joints outside it cut over")
-    lock_feet: BoolProperty(  # type: ignore[valid-type]
-        name="Lock Feet", default=True,
-        description="Hold each foot where it is planted in the sources through the blend (leg IK)")
+    halflife: FloatProperty(name="Half-life", min=0.0, max=10.0, unit="TIME_ABSOLUTE",  # type: ignore[valid-type]
+                            **prop(TransitionOptions, "halflife"))
+    mask: StringProperty(name="Mask", **prop(TransitionOptions, "mask"))  # type: ignore[valid-type]
 
-    def execute(self, context: Any) -> set[str]:  # type: ignore[override]
-        try:
-            with _progress(context) as step:
-                action, clip = jobs.bake_transition(
-                    self.target(context), self.source_action, self.source_time, self.target_action,
-                    self.target_time, self.blend_time, self.method, self.halflife_mode, self.halflife,
-                    self.mask, progress=step, lock_feet=self.lock_feet)
-        except jobs.USER_ERRORS as exc:
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
+    def run(self, context: Any) -> set[str]:
+        with _progress(context) as step:
+            options = from_source(TransitionOptions, self)
+            action, clip = jobs.bake_transition(self.target(context), options=options, progress=step)
         self.report({"INFO"}, f"Baked {action.name!r}: {clip.n_frames} frames")
         return {"FINISHED"}
 
 
-class STRIDE_OT_bake_nla_track(bpy.types.Operator, _ActionOperator):
+class STRIDE_OT_bake_nla_track(_ActionOperator):
     """Bake an NLA track's strips into one new action, with dead-blended transitions where strips
     meet (blend time: the later strip's Blend In, else the earlier one's Blend Out)"""
 
@@ -282,27 +265,20 @@ class STRIDE_OT_bake_nla_track(bpy.types.Operator, _ActionOperator):
     bl_label = "Bake NLA Track"
     bl_options = {"REGISTER", "UNDO"}
 
-    track: StringProperty(name="Track", description="NLA track (empty: the active one)")  # type: ignore[valid-type]
-    blend_time: FloatProperty(name="Blend Time", default=0.25, min=0.0, max=10.0, unit="TIME_ABSOLUTE",  # type: ignore[valid-type]
-                              description="Where strips set no Blend In/Out")
-    method: EnumProperty(name="Method", items=_METHOD_ITEMS, default="DEAD")  # type: ignore[valid-type]
-    lock_feet: BoolProperty(  # type: ignore[valid-type]
-        name="Lock Feet", default=True,
-        description="Hold each foot where it is planted in the sources through the blend (leg IK)")
+    track: StringProperty(name="Track", **prop(NlaBakeOptions, "track"))  # type: ignore[valid-type]
+    blend_time: FloatProperty(name="Blend Time", min=0.0, max=10.0, unit="TIME_ABSOLUTE",  # type: ignore[valid-type]
+                              **prop(NlaBakeOptions, "blend_time"))
+    method: EnumProperty(name="Method", items=_METHOD_ITEMS, **prop(NlaBakeOptions, "method"))  # type: ignore[valid-type]
 
-    def execute(self, context: Any) -> set[str]:  # type: ignore[override]
-        try:
-            with _progress(context) as step:
-                action, clip = jobs.bake_nla_track(self.target(context), self.track, self.blend_time,
-                                                   self.method, progress=step, lock_feet=self.lock_feet)
-        except jobs.USER_ERRORS as exc:
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
+    def run(self, context: Any) -> set[str]:
+        with _progress(context) as step:
+            options = from_source(NlaBakeOptions, self)
+            action, clip = jobs.bake_nla_track(self.target(context), options=options, progress=step)
         self.report({"INFO"}, f"Baked {action.name!r}: {clip.n_frames} frames")
         return {"FINISHED"}
 
 
-class STRIDE_OT_bake_sync_blend(bpy.types.Operator, _ActionOperator):
+class STRIDE_OT_bake_sync_blend(_ActionOperator):
     """Bake two cycles of different lengths (a walk and a run) blended in phase, feet planting
     together, as a new action on the armature; the source actions are not changed"""
 
@@ -310,60 +286,42 @@ class STRIDE_OT_bake_sync_blend(bpy.types.Operator, _ActionOperator):
     bl_label = "Bake Sync Blend"
     bl_options = {"REGISTER", "UNDO"}
 
-    action_a: StringProperty(  # type: ignore[valid-type]
-        name="A",
-        description="First cycle (empty: the active action, or the action a Stride bake was baked from)")
-    action_b: StringProperty(name="B", description="Second cycle's action")  # type: ignore[valid-type]
-    weight: FloatProperty(name="Weight", default=0.5, min=0.0, max=1.0, subtype="FACTOR",  # type: ignore[valid-type]
-                          description="0 = A, 1 = B")
+    action_a: StringProperty(name="A", **prop(SyncOptions, "action_a"))  # type: ignore[valid-type]
+    action_b: StringProperty(name="B", **prop(SyncOptions, "action_b"))  # type: ignore[valid-type]
+    weight: FloatProperty(name="Weight", min=0.0, max=1.0, subtype="FACTOR", **prop(SyncOptions, "weight"))  # type: ignore[valid-type]
     weight_mode: EnumProperty(  # type: ignore[valid-type]
-        name="Weight From", default="CONSTANT",
+        name="Weight From", **prop(SyncOptions, "weight_mode"),
         items=[("CONSTANT", "Constant", "One weight for the whole bake"),
                ("CURVE", "Curve", "Key the armature property stride_blend_weight over time"),
                ("SPEED", "Speed", "The weight that travels at Speed")])
-    speed_mps: FloatProperty(name="Speed", default=1.5, min=0.0, max=20.0, unit="VELOCITY")  # type: ignore[valid-type]
-    duration: FloatProperty(name="Duration", default=4.0, min=0.01, max=600.0)  # type: ignore[valid-type]
+    speed_mps: FloatProperty(  # type: ignore[valid-type]
+        name="Speed", min=0.0, max=20.0, unit="VELOCITY", **prop(SyncOptions, "speed_mps"))
+    duration: FloatProperty(name="Duration", min=0.01, max=600.0, **prop(SyncOptions, "duration"))  # type: ignore[valid-type]
     duration_unit: EnumProperty(  # type: ignore[valid-type]
-        name="Unit", default="SECONDS",
+        name="Unit", **prop(SyncOptions, "duration_unit"),
         items=[("SECONDS", "Seconds", "Duration in seconds"),
                ("CYCLES", "Cycles", "Duration in blended cycles (constant or speed weight)")])
     mode: EnumProperty(  # type: ignore[valid-type]
-        name="Cycle Length", default="LINEAR",
+        name="Cycle Length", **prop(SyncOptions, "mode"),
         items=[("LINEAR", "Linear", "Cycle length interpolated linearly (engines' default)"),
                ("HARMONIC", "Harmonic", "Cadence interpolated linearly"),
                ("LEADER", "Leader", "The clip with the higher weight sets the pace")])
-    frames_a: IntVectorProperty(name="A Frames", size=2, default=(0, 0),  # type: ignore[valid-type]
-                                description="A's cycle: first frame and the frame of the same phase "
-                                            "(0, 0: from footsteps)")
-    frames_b: IntVectorProperty(name="B Frames", size=2, default=(0, 0),  # type: ignore[valid-type]
-                                description="B's cycle (0, 0: from footsteps)")
-    in_place: BoolProperty(name="In Place", default=False,  # type: ignore[valid-type]
-                           description="Strip the root's travel (the character stays at the origin)")
-    cyclic: BoolProperty(name="Cyclic", default=True,  # type: ignore[valid-type]
-                         description="A duration of whole cycles bakes one closed loop with "
-                                     "Cycles modifiers")
-    mask: StringProperty(name="Mask", description="LOWER_BODY, UPPER_BODY, FINGERS or joint names")  # type: ignore[valid-type]
-    lock_feet: BoolProperty(  # type: ignore[valid-type]
-        name="Lock Feet", default=True,
-        description="Hold each foot where it is planted in the sources through the blend (leg IK)")
+    frames_a: IntVectorProperty(name="A Frames", size=2, **prop(SyncOptions, "frames_a"))  # type: ignore[valid-type]
+    frames_b: IntVectorProperty(name="B Frames", size=2, **prop(SyncOptions, "frames_b"))  # type: ignore[valid-type]
+    in_place: BoolProperty(name="In Place", **prop(SyncOptions, "in_place"))  # type: ignore[valid-type]
+    cyclic: BoolProperty(name="Cyclic", **prop(SyncOptions, "cyclic"))  # type: ignore[valid-type]
+    mask: StringProperty(name="Mask", **prop(SyncOptions, "mask"))  # type: ignore[valid-type]
 
-    def execute(self, context: Any) -> set[str]:  # type: ignore[override]
-        try:
-            with _progress(context) as step:
-                action, clip, used = jobs.bake_sync_blend(
-                    self.target(context), self.action_a, self.action_b, self.weight, self.weight_mode,
-                    self.speed_mps, self.duration, self.mode, tuple(self.frames_a), tuple(self.frames_b),
-                    self.in_place, self.cyclic, self.mask, self.duration_unit, progress=step,
-                    lock_feet=self.lock_feet)
-        except jobs.USER_ERRORS as exc:
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
+    def run(self, context: Any) -> set[str]:
+        with _progress(context) as step:
+            options = from_source(SyncOptions, self)
+            action, clip, used = jobs.bake_sync_blend(self.target(context), options=options, progress=step)
         weight = f" at weight {used:.3f}" if used is not None else ""
         self.report({"INFO"}, f"Baked {action.name!r}{weight}: {clip.n_frames} frames")
         return {"FINISHED"}
 
 
-class STRIDE_OT_pick_time(bpy.types.Operator, _ActionOperator):
+class STRIDE_OT_pick_time(_ActionOperator):
     """Use the current frame as the source or target time (seconds into that action)"""
 
     bl_idname = "stride.pick_time"
@@ -372,14 +330,10 @@ class STRIDE_OT_pick_time(bpy.types.Operator, _ActionOperator):
 
     which: EnumProperty(items=[("SOURCE", "Source", ""), ("TARGET", "Target", "")])  # type: ignore[valid-type]
 
-    def execute(self, context: Any) -> set[str]:  # type: ignore[override]
+    def run(self, context: Any) -> set[str]:
         settings = context.scene.stride
         name = settings.source_action if self.which == "SOURCE" else settings.target_action
-        try:
-            timing = jobs.bridge.action_timing(self.target(context), name or None)
-        except jobs.USER_ERRORS as exc:
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
+        timing = bridge.action_timing(self.target(context), name or None)
         seconds = max(0.0, float(timing.seconds(context.scene.frame_current)))
         setattr(settings, "source_time" if self.which == "SOURCE" else "target_time", seconds)
         return {"FINISHED"}

@@ -1,0 +1,135 @@
+"""Options declared once: every operator property and CLI flag of a command is its options field,
+with the same default; an operator and its CLI subcommand given the same options bake the same keys."""
+# mypy: disable-error-code="attr-defined,union-attr"
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+import bpy
+import numpy as np
+import pytest
+from fixtures import cmu_path
+from test_sync import keys_of
+
+# (operator, CLI subcommand or None, options class name)
+COMMANDS = [
+    ("import_bvh", "import", "ImportOptions"),
+    ("detect_footsteps", "events", "FootstepOptions"),
+    ("write_event_curves", "events", "EventOptions"),
+    ("detect_events_from_curves", None, "DecodeOptions"),
+    ("bake_transition", "transition", "TransitionOptions"),
+    ("bake_nla_track", "sequence", "NlaBakeOptions"),
+    ("bake_sync_blend", "sync-blend", "SyncOptions"),
+]
+# Operator properties that are no setting of the job: the file browser's.
+FILE_BROWSER = {"rna_type", "filepath", "directory", "files", "filter_glob"}
+
+
+def fields_of(stride, name):
+    cls = getattr(stride.options, name)
+    return cls, {f.name: f for f in dataclasses.fields(cls)}
+
+
+def rna_default(prop):
+    return tuple(prop.default_array) if getattr(prop, "is_array", False) else prop.default
+
+
+@pytest.mark.parametrize(("operator", "command", "options"), COMMANDS)
+def test_each_operator_property_is_its_options_field_with_its_default(operator, command, options, stride):
+    cls, fields = fields_of(stride, options)
+    props = {p.identifier: p for p in getattr(bpy.ops.stride, operator).get_rna_type().properties
+             if p.identifier not in FILE_BROWSER}
+    assert set(props) == set(fields)
+    for name, prop in props.items():
+        want = fields[name].default
+        got = rna_default(prop)
+        if isinstance(want, float):
+            assert got == pytest.approx(want, rel=1e-6), name  # RNA floats are float32
+        else:
+            assert got == want, name
+        assert prop.description == stride.options.help_of(cls, name), name
+
+
+@pytest.mark.parametrize(("operator", "command", "options"), [c for c in COMMANDS if c[1]])
+def test_each_cli_flag_is_its_options_field_with_its_default(operator, command, options, stride):
+    cls, fields = fields_of(stride, options)
+    parser = stride.cli.build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
+    offered = {s for a in sub._actions for s in a.option_strings}
+    declared = {f.metadata["flag"] for f in fields.values() if f.metadata["flag"]}
+    assert declared <= offered
+    checked = 0
+    for action in sub._actions:
+        if action.dest not in fields or action.required or action.default is None:
+            continue
+        want = fields[action.dest].default
+        got = action.default.upper() if action.dest in ("method", "mode") else action.default
+        assert got == want, action.dest
+        assert fields[action.dest].metadata["flag"] in action.option_strings, action.dest
+        checked += 1
+    assert checked >= 1
+
+
+def test_foot_speed_is_declared_once(stride):
+    from core import contacts, dataset
+
+    o = stride.options
+    assert o.default(o.FootstepOptions, "speed_mps") == o.default(o.EventOptions, "speed_mps") \
+        == dataset.Settings().speed_mps == contacts.FOOT_SPEED_MPS == 0.15
+    assert bpy.types.Scene.bl_rna.properties["stride"].fixed_type.properties["speed_mps"].default \
+        == pytest.approx(0.15, rel=1e-6)
+
+
+def two_blends(stride, tmp_path):
+    """a.blend and b.blend: one armature with the walk and the run, the walk or the run active."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.context.scene.render.fps = 120
+    done, failed = stride.jobs.import_files(bpy.context, [cmu_path("02_01"), cmu_path("02_03")],
+                                            single_armature=True)
+    assert not failed
+    obj = done[0][0]
+    bpy.context.view_layer.objects.active = obj
+    for action in bpy.data.actions:
+        action.use_fake_user = True  # saved though not active
+    stride.compat.assign(obj, bpy.data.actions["02_01"])
+    stride.jobs.save_blend(tmp_path / "a.blend")
+    stride.compat.assign(obj, bpy.data.actions["02_03"])
+    stride.jobs.save_blend(tmp_path / "b.blend")
+    return tmp_path / "a.blend", tmp_path / "b.blend"
+
+
+# Values a float32 holds exactly: an operator's float properties are float32, the CLI's floats not.
+@pytest.mark.parametrize(("flags", "props"), [
+    (["--weight", "0.375", "--seconds", "1.5", "--mask", "LOWER_BODY", "--in-place"],
+     {"weight": 0.375, "duration": 1.5, "mask": "LOWER_BODY", "in_place": True}),
+    (["--speed", "1.75", "--cycles", "2", "--mode", "harmonic"],
+     {"weight_mode": "SPEED", "speed_mps": 1.75, "duration": 2.0, "duration_unit": "CYCLES",
+      "mode": "HARMONIC"}),
+    (["--weight", "0.5", "--cycles", "1", "--no-cyclic", "--frames-a", "1,113"],
+     {"weight": 0.5, "duration": 1.0, "duration_unit": "CYCLES", "cyclic": False, "frames_a": (1, 113)}),
+])
+def test_the_operator_and_the_cli_bake_the_same_keys(flags, props, stride, tmp_path):
+    a, b = two_blends(stride, tmp_path)
+    out = tmp_path / "out.blend"
+    assert stride.cli.main(["sync-blend", str(a), str(b), *flags, "--out", str(out)]) == 0
+    bpy.ops.wm.open_mainfile(filepath=str(out))
+    obj = bpy.data.objects["02_01"]
+    cli_action = obj.animation_data.action
+    cli_name = cli_action.name
+    cli_keys = keys_of(stride, obj, cli_action)
+    cli_modifiers = [len(fc.modifiers) for fc in stride.compat.fcurves(
+        cli_action, stride.compat.action_slot(cli_action, obj))]
+    bpy.ops.wm.open_mainfile(filepath=str(a))
+    obj = bpy.data.objects["02_01"]
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.stride.bake_sync_blend(action_b="02_03", **props) == {"FINISHED"}
+    action = obj.animation_data.action
+    assert action.name == cli_name
+    keys = keys_of(stride, obj, action)
+    assert len(keys) == len(cli_keys) > 0
+    for got, want in zip(keys, cli_keys, strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert [len(fc.modifiers) for fc in stride.compat.fcurves(action, stride.compat.action_slot(action, obj))] \
+        == cli_modifiers
