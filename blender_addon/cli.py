@@ -209,7 +209,8 @@ def main(argv: Sequence[str]) -> int:
         print(f"stride {args.command}: error: {exc}", file=sys.stderr)
         return 1
     except RuntimeError as exc:  # bpy.ops failures (e.g. a .blend that cannot be opened)
-        print(f"stride {args.command}: error: {exc}", file=sys.stderr)
+        message = str(exc).strip().removeprefix("Error:").strip()  # Blender's own prefix, once is enough
+        print(f"stride {args.command}: error: {message}", file=sys.stderr)
         return 1
     return 0
 

@@ -339,8 +339,9 @@ def joint_mask(clip: Clip, mask: str, label: str = "Mask") -> np.ndarray | None:
     names = [n.strip() for n in text.split(",") if n.strip()]
     missing = [n for n in names if n not in clip.names]
     if missing:
+        documented = [p for p in blend.PRESETS if p != "ALL"]  # ALL is the empty mask
         raise JobError(f"{label}: no joint named {missing[0]!r}; use a preset "
-                       f"({', '.join(blend.PRESETS)}) or joint names separated by commas")
+                       f"({', '.join(documented)}) or joint names separated by commas")
     return blend.mask(clip, include=names)
 
 

@@ -136,7 +136,8 @@ def find(clip: Clip, *, feet: FeetSpec | None = None) -> Body:
     reach, main = _reach(kids, bone, end_len)
     frames = _sample_frames(clip)
     static = _static(clip, frames)
-    root = clip._root if clip._root is not None else clip._find_root()
+    given = clip.stated
+    root = given.root if given.root is not None else clip.first_moving_root()
     evidence: dict[str, str] = {}
     notes: list[str] = []
 
@@ -147,7 +148,7 @@ def find(clip: Clip, *, feet: FeetSpec | None = None) -> Body:
         wrot, wpos, ends = np.zeros((0, J, 4)), np.zeros((0, J, 3)), np.zeros((0, len(clip.end_parents), 3))
     tips = _tips(clip, kids, main, wpos, ends)  # [S, J, 3]: the end of each joint's main chain
 
-    user_up = clip._up
+    user_up = given.up
     ankles: tuple[int, int] | None = None
     problem = ""
     if feet is not None:
@@ -183,7 +184,7 @@ def find(clip: Clip, *, feet: FeetSpec | None = None) -> Body:
     arms: dict[str, list[int]] = {}
     if ankles is not None:
         pelvis = _common_ancestor(parents, *ankles)
-        if clip._root is None:
+        if given.root is None:
             root = _motion_root(clip, pelvis, root)
         chains = [_leg_chain(parents, bone, main, pelvis, a) for a in ankles]
         spine, head = _spine(names, parents, kids, reach, pelvis, set(chains[0] + chains[1]))
@@ -198,7 +199,7 @@ def find(clip: Clip, *, feet: FeetSpec | None = None) -> Body:
         if order == 1:
             first, second = second, first
         evidence["sides"] = sides_from or ("motion" if facing_from == "motion" else "default")
-        if clip._forward is None:
+        if given.forward is None:
             forward = fwd
             evidence["facing"] = facing_from
         for s, k in (("L", first), ("R", second)):
@@ -206,18 +207,18 @@ def find(clip: Clip, *, feet: FeetSpec | None = None) -> Body:
             ankle = ankles[k]
             foot_map[s] = [int(j) for j in np.flatnonzero(skeleton.descendants(parents, ankle))]
         arms = _arms(names, parents, kids, reach, main, spine, head, up, forward if forward is not None else
-                     clip._forward, root, wrot, wpos)
+                     given.forward, root, wrot, wpos)
     if forward is None:
-        if clip._forward is not None:
-            forward = clip._forward.copy()
+        if given.forward is not None:
+            forward = given.forward.copy()
             evidence["facing"] = "user"
         else:
             forward = _default_forward(up)
             evidence.setdefault("facing", "default")
 
     height = _height(clip, parents, bone, end_len, main, up, foot_map, head)
-    if clip._meters_per_unit is not None:
-        mpu = float(clip._meters_per_unit)
+    if given.meters_per_unit is not None:
+        mpu = float(given.meters_per_unit)
         evidence["unit"] = "user"
     else:
         mpu = units.guess_meters_per_unit(height)

@@ -54,7 +54,7 @@ def test_each_operator_property_is_its_options_field_with_its_default(operator, 
 
 @pytest.mark.parametrize(("operator", "command", "options"), [c for c in COMMANDS if c[1]])
 def test_each_cli_flag_is_its_options_field_with_its_default(operator, command, options, stride):
-    cls, fields = fields_of(stride, options)
+    _, fields = fields_of(stride, options)
     parser = stride.cli.build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
     offered = {s for a in sub._actions for s in a.option_strings}
@@ -131,5 +131,23 @@ def test_the_operator_and_the_cli_bake_the_same_keys(flags, props, stride, tmp_p
     assert len(keys) == len(cli_keys) > 0
     for got, want in zip(keys, cli_keys, strict=True):
         np.testing.assert_array_equal(got, want)
-    assert [len(fc.modifiers) for fc in stride.compat.fcurves(action, stride.compat.action_slot(action, obj))] \
-        == cli_modifiers
+    slot = stride.compat.action_slot(action, obj)
+    assert [len(fc.modifiers) for fc in stride.compat.fcurves(action, slot)] == cli_modifiers
+
+
+def test_cli_errors_name_the_flag_once(stride, tmp_path, capsys):
+    out = str(tmp_path / "t.bvh")
+    walk, run = str(cmu_path("02_01")), str(cmu_path("02_03"))
+    assert stride.cli.main(["transition", walk, run, "--at", "99", "--out", out]) == 1
+    err = capsys.readouterr().err
+    assert "stride transition: error: --at 99 s is outside '02_01', which lasts 2.86 s" in err
+    assert "src_time" not in err and "Source Time" not in err
+    assert stride.cli.main(["transition", walk, run, "--at", "1", "--mask", "Nope", "--out", out]) == 1
+    err = capsys.readouterr().err
+    assert "--mask: no joint named 'Nope'; use a preset (LOWER_BODY, UPPER_BODY, FINGERS)" in err
+    assert stride.cli.main(["sync-blend", walk, run, "--weight", "0.5", "--seconds", "1",
+                            "--frames-a", "5,2", "--out", out]) == 1
+    assert "--frames-a 5-2 are not a cycle inside '02_01'" in capsys.readouterr().err
+    assert stride.cli.main(["export", str(tmp_path / "missing.blend"), "--out", out]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("stride export: error: ") and "Error" not in err
