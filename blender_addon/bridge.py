@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -233,12 +234,37 @@ def action_timing(obj: Any, action: Any = None, fps: float | None = None, slot: 
     return Timing(start, _action_fps(import_settings(obj, action=action), fps))
 
 
+def read_action(obj: Any, action: Any = None, slot: Any = None) -> tuple[Clip, Timing]:
+    """An action read once: its Clip and the frame mapping of that clip's times (what a job needs
+    to write results back at the action's frames)."""
+    action, slot = resolve_action(obj, action, slot)
+    return action_to_clip(obj, action, slot=slot), action_timing(obj, action, slot=slot)
+
+
+def property_path(prop: str) -> str:
+    """The F-curve path of a custom property (names from markers may hold quotes)."""
+    return f'["{bpy.utils.escape_identifier(prop)}"]'
+
+
+def quoted_name(path: str, head: str = "") -> tuple[str, str] | None:
+    """(name, rest) of an F-curve path `head["name"]rest`, the name unescaped; None for another path.
+    `quoted_name(p, "pose.bones")` is a bone's; `quoted_name(p)` with rest "" a custom property's."""
+    start = head + '["'
+    if not path.startswith(start):
+        return None
+    found = re.match(r'((?:[^"\\]|\\.)*)"\]', path[len(start):])
+    if found is None:
+        return None
+    return re.sub(r"\\(.)", r"\1", found.group(1)), path[len(start) + found.end():]
+
+
 def _check_animated_bones(obj: Any, action: Any, curves: dict[tuple[str, int], Any]) -> None:
     """An action keyed for another skeleton must not read as this one's rest pose."""
     bones = obj.data.bones
     for path, _ in curves:
-        if path.startswith('pose.bones["'):
-            name = path[len('pose.bones["'):path.index('"]', 12)].replace('\\"', '"')
+        found = quoted_name(path, "pose.bones")
+        if found is not None:
+            name = found[0]
             if name not in bones:
                 raise BridgeError(f"armature {obj.name!r} has no bone {name!r}, which action "
                                   f"{action.name!r} animates: it was made for another skeleton")

@@ -424,7 +424,8 @@ def _clip_from(path: str) -> tuple[Clip, Path, bridge.Timing]:
         raise jobs.JobError(f"no such file: {path!r}")
     bpy.ops.wm.open_mainfile(filepath=str(source))
     obj = jobs.find_armature()
-    return bridge.action_to_clip(obj), source, bridge.action_timing(obj)
+    clip, timing = bridge.read_action(obj)
+    return clip, source, timing
 
 
 def _sync_blend(args: argparse.Namespace) -> int:

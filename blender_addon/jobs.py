@@ -7,7 +7,6 @@ Every function raises `JobError` (or a subclass of ValueError) with a message me
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -118,10 +117,10 @@ CURVE_GROUP = "Stride Events"
 
 def _armature_action(obj: Any, action: str | None) -> tuple[Any, Any, Clip, bridge.Timing]:
     act, _ = bridge.resolve_action(obj, action or None)
-    clip = bridge.action_to_clip(obj, act)
+    clip, timing = bridge.read_action(obj, act)
     if clip.n_frames < 2:
         raise JobError(f"action {act.name!r} has fewer than two frames")
-    return act, _, clip, bridge.action_timing(obj, act)
+    return act, _, clip, timing
 
 
 def detect_footsteps(obj: Any, *, options: FootstepOptions) -> tuple[Any, dict[str, int], str]:
@@ -252,28 +251,15 @@ def write_event_curves(obj: Any, *, options: EventOptions) -> tuple[Any, list[st
                        "Detect Footsteps or add pose markers first")
     bag = compat.channelbag(act, slot, create=True)
     # Curves keyed by hand under the same prefixes (a network's predictions) stay.
-    ours = {_property_path(p) for p in [*act.get(WRITTEN_CURVES, []), *curves]}
+    ours = {bridge.property_path(p) for p in [*act.get(WRITTEN_CURVES, []), *curves]}
     compat.remove_fcurves(bag, [fc for fc in bag.fcurves if fc.data_path in ours])
     for prop, (values, interpolation) in curves.items():
         obj[prop] = [0.0] * len(values) if len(values) > 1 else 0.0
         for index, v in enumerate(values):
-            fc = compat.new_fcurve(bag, _property_path(prop), index, group=CURVE_GROUP)
+            fc = compat.new_fcurve(bag, bridge.property_path(prop), index, group=CURVE_GROUP)
             compat.write_keys(fc, frames, v, interpolation)
     act[WRITTEN_CURVES] = sorted(curves)
     return act, sorted(curves) + notes
-
-
-def _property_path(prop: str) -> str:
-    """The F-curve path of a custom property (names from markers may hold quotes)."""
-    return f'["{bpy.utils.escape_identifier(prop)}"]'
-
-
-def _property_name(path: str, prefix: str) -> str | None:
-    """The part after `prefix` of the custom property a path `["..."]` names, else None."""
-    if not (path.startswith('["') and path.endswith('"]')):
-        return None
-    name = re.sub(r"\\(.)", r"\1", path[2:-2])
-    return name[len(prefix):] if name.startswith(prefix) else None
 
 
 def detect_events_from_curves(obj: Any, *, options: DecodeOptions) -> tuple[Any, dict[str, int]]:
@@ -286,7 +272,8 @@ def detect_events_from_curves(obj: Any, *, options: DecodeOptions) -> tuple[Any,
     timing = bridge.action_timing(obj, act)
     pairs: dict[str, dict[int, Any]] = {}
     for fc in compat.fcurves(act, slot):
-        track = _property_name(fc.data_path, prefix)
+        named = bridge.quoted_name(fc.data_path)
+        track = named[0][len(prefix):] if named and not named[1] and named[0].startswith(prefix) else ""
         if track:
             pairs.setdefault(track, {})[fc.array_index] = fc
     complete = {track: p for track, p in pairs.items() if 0 in p and 1 in p}
@@ -401,11 +388,11 @@ def bake_transition(obj: Any, *, options: TransitionOptions,
         raise JobError("choose a target action to transition into")
     src_action = resolve_source(obj, options.source_action)
     dst_action, _ = bridge.resolve_action(obj, options.target_action)
-    src = bridge.action_to_clip(obj, src_action)
-    dst = bridge.action_to_clip(obj, dst_action)
+    src, timing = bridge.read_action(obj, src_action)
+    dst, _ = bridge.read_action(obj, dst_action)
     out = transition_clip(src, dst, options=options)
     name = f"{src_action.name} > {dst_action.name} ({options.method.lower()})"
-    return write_result(obj, out, name, bridge.action_timing(obj, src_action), src_action, progress), out
+    return write_result(obj, out, name, timing, src_action, progress), out
 
 
 def nla_items(obj: Any, track: str = "",
@@ -448,8 +435,7 @@ def nla_items(obj: Any, track: str = "",
     blends: list[float] = []
     for k, s in enumerate(strips):
         slot = getattr(s, "action_slot", None)
-        clip = bridge.action_to_clip(obj, s.action, slot=slot)
-        timing = bridge.action_timing(obj, s.action, slot=slot)
+        clip, timing = bridge.read_action(obj, s.action, slot=slot)
         n = round(s.frame_end - s.frame_start) + 1
         local = np.arange(n) / s.scale  # action frames from the strip's start
         span = s.action_frame_end - s.action_frame_start
@@ -584,7 +570,7 @@ def _weight_curve(obj: Any, action: Any, start: float, rate: float,
     it is keyed while A plays) over the bake."""
     curve = None
     for fc in compat.fcurves(action, compat.action_slot(action, obj)):
-        if fc.data_path == _property_path(WEIGHT_PROPERTY):
+        if fc.data_path == bridge.property_path(WEIGHT_PROPERTY):
             curve = fc
     if curve is None or not len(curve.keyframe_points):
         if WEIGHT_PROPERTY not in obj.keys():
@@ -609,9 +595,8 @@ def bake_sync_blend(obj: Any, *, options: SyncOptions,
     curve = None
     if options.weight_mode == "CURVE" and options.duration_unit != "CYCLES":
         curve = _weight_curve(obj, act_a, start, rate, options.duration)
-    out, used = sync_clip(bridge.action_to_clip(obj, act_a), bridge.action_to_clip(obj, act_b),
-                          options=options, timing_a=bridge.action_timing(obj, act_a),
-                          timing_b=bridge.action_timing(obj, act_b), curve=curve)
+    (a, timing_a), (b, timing_b) = bridge.read_action(obj, act_a), bridge.read_action(obj, act_b)
+    out, used = sync_clip(a, b, options=options, timing_a=timing_a, timing_b=timing_b, curve=curve)
     name = f"{act_a.name} + {act_b.name} sync ({options.mode.lower()})"
     closed = loops(options)
     action = write_result(obj, out, name, bridge.Timing(start, rate if closed else out.fps), act_a, progress)
