@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import files, quat
+from . import files, quat, skeleton
 from .clip import POSITION_CHANNELS, ROTATION_CHANNELS, Clip, snap_fps
 
 __all__ = ["BVHError", "BVHWarning", "dumps", "load", "loads", "save"]
@@ -728,10 +728,8 @@ def _fmt_row(values: np.ndarray) -> str:
 
 
 def _depth_first(parents: np.ndarray) -> list[int]:
-    kids: list[list[int]] = [[] for _ in range(len(parents))]
-    roots: list[int] = []
-    for j, p in enumerate(parents):
-        (kids[p] if p >= 0 else roots).append(j)
+    kids = skeleton.children(parents)
+    roots = [j for j, p in enumerate(parents) if p < 0]
     order: list[int] = []
     stack = roots[::-1]
     while stack:

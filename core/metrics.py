@@ -90,11 +90,6 @@ def _world_meters_at(clip: Clip, a: int, b: int) -> np.ndarray:
     return quat.fk(clip.rotations[a:b], clip.positions[a:b], clip.parents)[1] * clip.meters_per_unit
 
 
-def _angular_velocity(rot: np.ndarray, fps: float) -> np.ndarray:
-    """[T - 1, ...] angular velocities (rad/s, parent frame) between consecutive frames of [T, ..., 4]."""
-    return quat.to_scaled_angle_axis(quat.hemi(quat.mul_inv(rot[1:], rot[:-1]))) * fps
-
-
 def switch_velocity_change(clip: Clip, frame: int,
                            joints: Sequence[int] | np.ndarray | None = None) -> dict[str, float]:
     """How much velocities jump across a switch at `frame` (the last frame before the change):
@@ -109,7 +104,7 @@ def switch_velocity_change(clip: Clip, frame: int,
         raise ValueError(f"a switch at frame {frame} needs frames {frame - 1}..{frame + 1} "
                          f"(the clip has {clip.n_frames})")
     idx = _joints(clip, joints)
-    w = _angular_velocity(clip.rotations[frame - 1:frame + 2, idx], clip.fps)
+    w = quat.angular_velocity(clip.rotations[frame - 1:frame + 2, idx], clip.fps)
     v = np.diff(_world_meters_at(clip, frame - 1, frame + 2)[:, idx], axis=0) * clip.fps
     dw = np.linalg.norm(w[1] - w[0], axis=-1)
     dv = np.linalg.norm(v[1] - v[0], axis=-1)
@@ -126,7 +121,7 @@ def peak_angular_speed(clip: Clip, frames: tuple[int, int] | None = None,
     idx = _joints(clip, joints)
     if b <= a or idx.size == 0:
         return 0.0
-    w = _angular_velocity(clip.rotations[a - 1:b, idx], clip.fps)
+    w = quat.angular_velocity(clip.rotations[a - 1:b, idx], clip.fps)
     return float(np.linalg.norm(w, axis=-1).max())
 
 
@@ -137,7 +132,7 @@ def peak_angular_acceleration(clip: Clip, frames: tuple[int, int] | None = None,
     idx = _joints(clip, joints)
     if b <= a or idx.size == 0:
         return 0.0
-    w = _angular_velocity(clip.rotations[a - 2:b, idx], clip.fps)
+    w = quat.angular_velocity(clip.rotations[a - 2:b, idx], clip.fps)
     return float(np.linalg.norm(np.diff(w, axis=0), axis=-1).max() * clip.fps)
 
 

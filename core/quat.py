@@ -204,6 +204,13 @@ def from_scaled_angle_axis(v: npt.ArrayLike) -> Array:
     return exp(0.5 * _f(v))
 
 
+def angular_velocity(rotations: npt.ArrayLike, fps: float) -> Array:
+    """[T - 1, ...] angular velocities (rad/s, in the parent's frame, applied on the left) between
+    consecutive frames of rotations [T, ..., 4], the shorter way round."""
+    rot = _f(rotations)
+    return to_scaled_angle_axis(hemi(mul_inv(rot[1:], rot[:-1]))) * fps
+
+
 def scaled_angle_axis_rate(v: npt.ArrayLike, w: npt.ArrayLike) -> Array:
     """Rate `[..., 3]` (per second) of the scaled angle-axis v `[..., 3]` of a rotation turning at
     angular velocity w `[..., 3]` (rad/s, applied on the left: q(t + dt) = from_saa(w dt) q(t)).

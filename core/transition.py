@@ -196,8 +196,7 @@ def _rooted(clip: Clip, frames: npt.ArrayLike) -> tuple[Array, Array]:
 
 def _velocity(rot: Array, pos: Array, fps: float) -> tuple[Array, Array]:
     """(angular velocity, velocity) from frame 0 to frame 1 of `[2, J, ...]`, parent frame."""
-    w = quat.to_scaled_angle_axis(quat.hemi(quat.mul_inv(rot[1], rot[0]))) * fps
-    return w, (pos[1] - pos[0]) * fps
+    return quat.angular_velocity(rot[:2], fps)[0], (pos[1] - pos[0]) * fps
 
 
 def _frame(clip_frames: int, seconds: float, fps: float, what: str) -> int:

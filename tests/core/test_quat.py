@@ -539,3 +539,15 @@ def test_scaled_angle_axis_rate_is_the_rotation_vectors_derivative_under_an_angu
     # About the rotation's own axis the exponent just grows at w.
     axis = v / np.maximum(np.linalg.norm(v, axis=-1, keepdims=True), 1e-300)
     np.testing.assert_allclose(quat.scaled_angle_axis_rate(v[4:], 2.0 * axis[4:]), 2.0 * axis[4:], atol=1e-14)
+
+
+def test_angular_velocity_matches_scipy_and_takes_the_short_way():
+    rng = np.random.default_rng(20)
+    rot = quat.normalize(rng.normal(size=(6, 3, 4)))
+    rot[3] *= -1.0  # the same rotations with the other sign: no extra turn
+    fps = 30.0
+    want = np.stack([(to_scipy(rot[t + 1]) * to_scipy(rot[t]).inv()).as_rotvec() * fps for t in range(5)])
+    got = quat.angular_velocity(rot, fps)
+    assert got.shape == (5, 3, 3)
+    np.testing.assert_allclose(got, want, atol=1e-10)
+    assert np.linalg.norm(got, axis=-1).max() <= np.pi * fps + 1e-9
