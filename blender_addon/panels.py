@@ -2,9 +2,29 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import bpy
+
+from .options import (
+    DecodeOptions,
+    EventOptions,
+    FootstepOptions,
+    NlaBakeOptions,
+    SyncOptions,
+    TransitionOptions,
+)
+
+
+def fill_operator(op: Any, settings: Any, cls: type, renamed: dict[str, str] | None = None) -> None:
+    """An operator button's options from the sidebar settings that hold them (same name unless
+    `renamed`: field -> setting); the others keep their defaults."""
+    renamed = renamed or {}
+    for f in dataclasses.fields(cls):
+        name = renamed.get(f.name, f.name)
+        if name in settings.bl_rna.properties:
+            setattr(op, f.name, getattr(settings, name))
 
 
 class VIEW3D_PT_stride(bpy.types.Panel):
@@ -44,19 +64,14 @@ class VIEW3D_PT_stride_events(bpy.types.Panel):
             return
         col = layout.column(align=True)
         col.prop(settings, "speed_mps")
-        op: Any = col.operator("stride.detect_footsteps", icon="MARKER_HLT")
-        op.speed_mps = settings.speed_mps
+        fill_operator(col.operator("stride.detect_footsteps", icon="MARKER_HLT"), settings, FootstepOptions)
         col = layout.column(align=True)
         col.prop(settings, "window")
         col.prop(settings, "sigma")
         col.prop(settings, "tracks")
-        op = col.operator("stride.write_event_curves", icon="GRAPH")
-        op.window, op.sigma, op.tracks = settings.window, settings.sigma, settings.tracks
-        op.speed_mps = settings.speed_mps
-        op = col.operator("stride.detect_events_from_curves", icon="MARKER")
-        op.window = settings.window
-        op = layout.operator("stride.lock_feet", icon="PINNED")
-        op.speed_mps = settings.speed_mps
+        fill_operator(col.operator("stride.write_event_curves", icon="GRAPH"), settings, EventOptions)
+        decode = col.operator("stride.detect_events_from_curves", icon="MARKER")
+        fill_operator(decode, settings, DecodeOptions)
 
 
 class VIEW3D_PT_stride_transition(bpy.types.Panel):
@@ -87,13 +102,8 @@ class VIEW3D_PT_stride_transition(bpy.types.Panel):
         col.prop(s, "blend_time")
         col.prop(s, "method")
         col.prop(s, "mask")
-        col.prop(s, "lock_feet")
-        op = col.operator("stride.bake_transition", icon="IPO_EASE_IN_OUT")
-        for name in ("source_action", "source_time", "target_action", "target_time", "blend_time",
-                     "method", "mask", "lock_feet"):
-            setattr(op, name, getattr(s, name))
-        op = layout.operator("stride.bake_nla_track", icon="NLA")
-        op.blend_time, op.method, op.lock_feet = s.blend_time, s.method, s.lock_feet
+        fill_operator(col.operator("stride.bake_transition", icon="IPO_EASE_IN_OUT"), s, TransitionOptions)
+        fill_operator(layout.operator("stride.bake_nla_track", icon="NLA"), s, NlaBakeOptions)
 
 
 class VIEW3D_PT_stride_sync(bpy.types.Panel):
@@ -129,13 +139,8 @@ class VIEW3D_PT_stride_sync(bpy.types.Panel):
         col.prop(s, "sync_mode")
         col.prop(s, "sync_mask")
         col.prop(s, "in_place")
-        col.prop(s, "lock_feet")
-        op: Any = layout.operator("stride.bake_sync_blend", icon="MOD_TIME")
-        op.action_a, op.action_b, op.weight, op.weight_mode = s.action_a, s.action_b, s.weight, s.weight_mode
-        op.speed_mps, op.duration, op.mode, op.mask, op.in_place = (
-            s.target_speed, s.duration, s.sync_mode, s.sync_mask, s.in_place)
-        op.duration_unit = s.duration_unit
-        op.lock_feet = s.lock_feet
+        fill_operator(layout.operator("stride.bake_sync_blend", icon="MOD_TIME"), s, SyncOptions,
+              {"speed_mps": "target_speed", "mode": "sync_mode", "mask": "sync_mask"})
 
 
 CLASSES = (VIEW3D_PT_stride, VIEW3D_PT_stride_events, VIEW3D_PT_stride_sync, VIEW3D_PT_stride_transition)

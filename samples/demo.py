@@ -12,6 +12,7 @@ prints one table: each step, what it made, how long it took, and its quality num
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import importlib.util
 import itertools
@@ -65,7 +66,9 @@ def clip_summary() -> str:
 
 
 def main() -> int:
-    os.environ["BLENDER_USER_RESOURCES"] = tempfile.mkdtemp(prefix="stride-demo-")
+    resources = tempfile.mkdtemp(prefix="stride-demo-")
+    atexit.register(shutil.rmtree, resources, ignore_errors=True)  # Blender uses it until the end
+    os.environ["BLENDER_USER_RESOURCES"] = resources
     import bpy
 
     from core import bvh, contacts, dataset, events, metrics, transition

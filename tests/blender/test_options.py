@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import types
 
 import bpy
 import numpy as np
@@ -151,3 +152,37 @@ def test_cli_errors_name_the_flag_once(stride, tmp_path, capsys):
     assert stride.cli.main(["export", str(tmp_path / "missing.blend"), "--out", out]) == 1
     err = capsys.readouterr().err
     assert err.startswith("stride export: error: ") and "Error" not in err
+
+
+# Sidebar setting -> (options class, field) it feeds through panels.fill_operator.
+SIDEBAR = {"speed_mps": ("EventOptions", "speed_mps"), "window": ("EventOptions", "window"),
+           "sigma": ("EventOptions", "sigma"), "tracks": ("EventOptions", "tracks"),
+           "source_action": ("TransitionOptions", "source_action"),
+           "source_time": ("TransitionOptions", "source_time"),
+           "target_action": ("TransitionOptions", "target_action"),
+           "target_time": ("TransitionOptions", "target_time"),
+           "blend_time": ("TransitionOptions", "blend_time"), "method": ("TransitionOptions", "method"),
+           "mask": ("TransitionOptions", "mask"), "action_a": ("SyncOptions", "action_a"),
+           "action_b": ("SyncOptions", "action_b"), "weight": ("SyncOptions", "weight"),
+           "weight_mode": ("SyncOptions", "weight_mode"), "target_speed": ("SyncOptions", "speed_mps"),
+           "duration": ("SyncOptions", "duration"), "duration_unit": ("SyncOptions", "duration_unit"),
+           "sync_mode": ("SyncOptions", "mode"), "in_place": ("SyncOptions", "in_place"),
+           "sync_mask": ("SyncOptions", "mask")}
+
+
+def test_sidebar_settings_are_options_fields_and_reach_the_operators(scene, stride):
+    settings = scene.stride
+    props = {p.identifier: p for p in settings.bl_rna.properties
+             if p.identifier not in ("rna_type", "name")}
+    assert set(props) == set(SIDEBAR)
+    for name, (cls_name, field) in SIDEBAR.items():
+        want = stride.options.default(getattr(stride.options, cls_name), field)
+        assert props[name].default == (pytest.approx(want, rel=1e-6) if isinstance(want, float)
+                                       else want), name
+    settings.target_speed, settings.sync_mode = 2.5, "LEADER"
+    settings.sync_mask, settings.weight = "FINGERS", 0.75
+    op = types.SimpleNamespace()
+    stride.panels.fill_operator(op, settings, stride.options.SyncOptions,
+                        {"speed_mps": "target_speed", "mode": "sync_mode", "mask": "sync_mask"})
+    assert (op.speed_mps, op.mode, op.mask, op.weight) == (2.5, "LEADER", "FINGERS", 0.75)
+    assert not hasattr(op, "frames_a")  # no sidebar setting: the operator's default stays
