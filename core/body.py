@@ -440,8 +440,7 @@ def _moving_legs(clip: Clip, kids: list[list[int]], reach: np.ndarray, main: np.
                 n1, n2 = count[c1], count[c2]
                 if min(l1, l2) < 0.7 * max(l1, l2) or min(n1, n2) < 0.5 * max(n1, n2):
                     continue
-                s1 = skeleton.chain_side(names, _main_path(main, c1))
-                s2 = skeleton.chain_side(names, _main_path(main, c2))
+                s1, s2 = (skeleton.chain_side(names, _main_path(main, c)) for c in (c1, c2))
                 if s1 is not None and s1 == s2:
                     continue  # two chains on one side are never a pair of legs
                 score = _low_score(parents, b, c1, c2, wpos, tips, max(l1, l2))
@@ -681,8 +680,7 @@ def _arms(names: Sequence[str], parents: np.ndarray, kids: list[list[int]], reac
         if len(twins) != 2:
             continue
         a, b = twins
-        sa = skeleton.chain_side(names, _main_path(main, a))
-        sb = skeleton.chain_side(names, _main_path(main, b))
+        sa, sb = (skeleton.chain_side(names, _main_path(main, c)) for c in (a, b))
         if sa == "R" or sb == "L":
             a, b = b, a
         elif sa is None and sb is None and forward is not None and wpos.shape[0]:

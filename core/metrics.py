@@ -117,23 +117,26 @@ def switch_velocity_change(clip: Clip, frame: int,
 def peak_angular_speed(clip: Clip, frames: tuple[int, int] | None = None,
                        joints: Sequence[int] | np.ndarray | None = None) -> float:
     """Largest joint angular speed (rad/s) at frames [a, b) (frames >= 1), fingers left out."""
-    a, b = _frame_range(clip, frames, 1)
-    idx = _joints(clip, joints)
-    if b <= a or idx.size == 0:
-        return 0.0
-    w = quat.angular_velocity(clip.rotations[a - 1:b, idx], clip.fps)
-    return float(np.linalg.norm(w, axis=-1).max())
+    w = _joint_angular_velocity(clip, frames, joints, 1)
+    return 0.0 if w is None else float(np.linalg.norm(w, axis=-1).max())
 
 
 def peak_angular_acceleration(clip: Clip, frames: tuple[int, int] | None = None,
                               joints: Sequence[int] | np.ndarray | None = None) -> float:
     """Largest joint angular acceleration (rad/s^2) at frames [a, b) (frames >= 2), fingers left out."""
-    a, b = _frame_range(clip, frames, 2)
+    w = _joint_angular_velocity(clip, frames, joints, 2)
+    return 0.0 if w is None else float(np.linalg.norm(np.diff(w, axis=0), axis=-1).max() * clip.fps)
+
+
+def _joint_angular_velocity(clip: Clip, frames: tuple[int, int] | None,
+                            joints: Sequence[int] | np.ndarray | None, back: int) -> np.ndarray | None:
+    """Angular velocities of the chosen joints from `back` frames before the range on; None for
+    an empty range or no joints."""
+    a, b = _frame_range(clip, frames, back)
     idx = _joints(clip, joints)
     if b <= a or idx.size == 0:
-        return 0.0
-    w = quat.angular_velocity(clip.rotations[a - 2:b, idx], clip.fps)
-    return float(np.linalg.norm(np.diff(w, axis=0), axis=-1).max() * clip.fps)
+        return None
+    return quat.angular_velocity(clip.rotations[a - back:b, idx], clip.fps)
 
 
 def foot_points(clip: Clip) -> dict[str, tuple[list[int], list[int]]]:
