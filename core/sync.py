@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from . import blend, contacts, footlock, quat, root
+from . import blend, contacts, footlock, quat, resample, root
 from .body import FeetSpec, with_feet
 from .clip import Clip
 
@@ -42,9 +42,8 @@ Array = npt.NDArray[np.float64]
 
 MODES = ("linear", "harmonic", "leader")
 
-# A sample this close to a whole source frame (in frames) is that frame: phase arithmetic leaves
-# ~1e-13 frames of rounding, and a blend at weight 0 must return the source's own frames.
-_SNAP = 1e-9
+# Phase arithmetic leaves ~1e-13 frames of rounding, and a blend at weight 0 must return the
+# source's own frames: samples snap to whole frames as resample.snap_frames does, within its SNAP_FRAMES.
 # loop_cycle looks this far (seconds) either side of the next left touchdown for the frame whose
 # pose best closes the cycle: two touchdown errors of 3 frames at 120 fps.
 SEAM_REACH = 0.05
@@ -344,7 +343,7 @@ def _phase(u0: float, S: Array, dt: float) -> tuple[Array, list[tuple[float, int
             crossings.append((t, uj))
         k, uk = i + 1, float(u[i + 1])
     # A marker on the last frame may have been left a rounding short of it.
-    if n > 1 and math.floor(u[-1]) + 1 - u[-1] < _SNAP:
+    if n > 1 and math.floor(u[-1]) + 1 - u[-1] < resample.SNAP_FRAMES:
         crossings.append(((n - 1) * dt, math.floor(u[-1]) + 1))
     return u, crossings
 
@@ -413,9 +412,7 @@ def sync_times(a: Clip, b: Clip, weight: Any, duration: float, *, mode: str = "l
 
 def _frame_positions(t: Array, fps: float, n: int) -> tuple[np.ndarray, np.ndarray, Array]:
     """(frame [m] int, next frame, fraction [m]) of times t in a loop of n frames."""
-    x = np.asarray(t) * fps
-    whole = np.rint(x)
-    x = np.where(np.abs(x - whole) <= _SNAP, whole, x)
+    x = resample.snap_frames(np.asarray(t) * fps)
     base = np.floor(x)
     frac = x - base
     i = np.mod(base, n).astype(np.int64)
@@ -579,9 +576,7 @@ def _travel(loop: _RootLoop, t: Array, fps: float) -> tuple[Array, Array]:
     steps = np.concatenate([loop.step, loop.turn[:, None]], axis=1)
     n = len(steps)
     total = np.concatenate([np.zeros((1, 4)), np.cumsum(steps, axis=0)])
-    x = np.asarray(t) * fps
-    whole = np.rint(x)
-    x = np.where(np.abs(x - whole) <= _SNAP, whole, x)
+    x = resample.snap_frames(np.asarray(t) * fps)
     cycles = np.floor(x / n)
     r = x - cycles * n
     i = np.minimum(np.floor(r), n - 1).astype(np.int64)
