@@ -395,79 +395,13 @@ def bake_transition(obj: Any, *, options: TransitionOptions,
     return write_result(obj, out, name, timing, src_action, progress), out
 
 
-def nla_items(obj: Any, track: str = "",
-              default_blend: float = 0.25) -> tuple[list, list[float], float, str]:
-    """([(clip, start_s, end_s)] at the scene rate, blend time per junction, first frame, track
-    name) for the
-    strips of an NLA track, in order: each strip sampled at scene frames through its action range,
-    scale and repeat (and its slot); a gap between strips holds the last pose."""
-    from .core import resample
-
-    adt = obj.animation_data
-    tracks = list(adt.nla_tracks) if adt is not None else []
-    if not tracks:
-        raise JobError(f"armature {obj.name!r} has no NLA tracks: push actions down in the Action "
-                       "Editor and arrange them as strips on one track first")
-    if track:
-        found = [t for t in tracks if t.name == track]
-        if not found:
-            raise JobError(f"no NLA track named {track!r} on {obj.name!r} "
-                           f"(tracks: {', '.join(t.name for t in tracks)})")
-        nla = found[0]
-    else:
-        nla = adt.nla_tracks.active or tracks[0]
-    strips = sorted((s for s in nla.strips if not s.mute), key=lambda s: s.frame_start)
-    if not strips:
-        raise JobError(f"NLA track {nla.name!r} has no (unmuted) strips: add action strips to it first")
-    for s in strips:
-        unsupported = [what for what, on in (
-            ("a reversed strip", s.use_reverse), ("animated influence", s.use_animated_influence),
-            ("animated strip time", s.use_animated_time),
-            ("a cyclic animated time", s.use_animated_time_cyclic),
-            (f"blending '{s.blend_type}' (only REPLACE)", s.blend_type != "REPLACE"),
-            (f"a {s.type.lower()} strip (only action strips)", s.type != "CLIP"),
-            ("no action", s.action is None)) if on]
-        if unsupported:
-            raise JobError(f"NLA strip {s.name!r} uses {unsupported[0]}, which Stride cannot bake; "
-                           "change it or bake without that strip")
-    rate = bridge.scene_fps()
-    items: list[tuple[Clip, float, float]] = []
-    blends: list[float] = []
-    for k, s in enumerate(strips):
-        slot = getattr(s, "action_slot", None)
-        clip, timing = bridge.read_action(obj, s.action, slot=slot)
-        n = round(s.frame_end - s.frame_start) + 1
-        local = np.arange(n) / s.scale  # action frames from the strip's start
-        span = s.action_frame_end - s.action_frame_start
-        # Repeats wrap the action range; the strip's very last frame is the range's end.
-        offset = (np.where(local >= span * s.repeat - 1e-6, span, np.mod(local, span)) if span > 0
-                  else np.zeros_like(local))
-        strip_clip = resample.sample(clip, timing.seconds(s.action_frame_start + offset), rate)
-        if k:
-            prev = strips[k - 1]
-            gap = round(s.frame_start - prev.frame_end)
-            if gap < 0:
-                raise JobError(f"NLA strips {prev.name!r} and {s.name!r} overlap")
-            blend_frames = s.blend_in or prev.blend_out
-            blend = blend_frames / rate if blend_frames else default_blend
-            if gap > 0:
-                last = items[-1][0]
-                hold = last.replace(rotations=np.repeat(last.rotations[-1:], gap + 1, axis=0),
-                                    positions=np.repeat(last.positions[-1:], gap + 1, axis=0), events={})
-                items.append((hold, 0.0, gap / rate))
-                blends.append(blend)
-            blends.append(blend)
-        items.append((strip_clip, 0.0, (n - 1) / rate))
-    return items, blends, float(strips[0].frame_start), nla.name
-
-
 def bake_nla_track(obj: Any, *, options: NlaBakeOptions,
                    progress: Callable[[float], None] | None = None) -> tuple[Any, Clip]:
     """One new action from an NLA track's strips, with transitions where strips meet."""
     from .core import transition
 
     method = core_method(options.method)
-    items, blends, start, track_name = nla_items(obj, options.track, options.blend_time)
+    items, blends, start, track_name = bridge.nla_items(obj, options.track, options.blend_time)
     out = transition.sequence(items, blends, method)
     name = f"{track_name} baked ({options.method.lower()})"
     return write_result(obj, out, name, bridge.Timing(start, bridge.scene_fps()), progress=progress), out
@@ -568,10 +502,7 @@ def _weight_curve(obj: Any, action: Any, start: float, rate: float,
                   duration: float) -> tuple[np.ndarray, np.ndarray]:
     """(times, weights) of the armature's `stride_blend_weight` as keyed in `action` (A's: where
     it is keyed while A plays) over the bake."""
-    curve = None
-    for fc in compat.fcurves(action, compat.action_slot(action, obj)):
-        if fc.data_path == bridge.property_path(WEIGHT_PROPERTY):
-            curve = fc
+    curve = bridge.property_curve(obj, action, WEIGHT_PROPERTY)
     if curve is None or not len(curve.keyframe_points):
         if WEIGHT_PROPERTY not in obj.keys():
             obj[WEIGHT_PROPERTY] = 0.0
