@@ -268,8 +268,8 @@ def property_curve(obj: Any, action: Any, prop: str) -> Any:
 def nla_items(obj: Any, track: str = "",
               default_blend: float = 0.25) -> tuple[list, list[float], float, str]:
     """([(clip, start_s, end_s)] at the scene rate, blend time per junction, first frame, track
-    name) for the strips of an NLA track, in order: each strip sampled at scene frames through its action range,
-    scale and repeat (and its slot); a gap between strips holds the last pose."""
+    name) for the strips of an NLA track, in order: each strip sampled at scene frames through its
+    action range, scale and repeat (and its slot); a gap between strips holds the last pose."""
     adt = obj.animation_data
     tracks = list(adt.nla_tracks) if adt is not None else []
     if not tracks:
