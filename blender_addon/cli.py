@@ -22,9 +22,12 @@ from . import bridge, importer, jobs
 from .core import bvh
 from .core.clip import Clip
 from .options import (
+    AUTO,
+    DatasetOptions,
     EventOptions,
     FootstepOptions,
     ImportOptions,
+    LockFeetOptions,
     SyncOptions,
     TransitionOptions,
     default,
@@ -40,6 +43,33 @@ def _frames(text: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(f"expected FIRST,LAST frames, e.g. 1,120, not {text!r}") from None
 
 
+def _foot_speed(text: str) -> float:
+    """`--speed auto|M`: Foot Speed in m/s, auto (options.AUTO) from the body and the take."""
+    if text.strip().lower() == "auto":
+        return AUTO
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected auto or a speed in m/s above 0, not {text!r}")
+    return value
+
+
+def _seconds_or_auto(text: str) -> float | None:
+    """`--dst-at SECONDS|auto`: None for auto."""
+    if text.strip().lower() == "auto":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds or auto, not {text!r}") from None
+
+
+# Flags whose values are more than their field's type.
+_PARSE = {"speed_mps": {"type": _foot_speed, "metavar": "auto|M"}}
+
+
 def _add(parser: Any, cls: type, name: str, *, required: bool = False, **extra: Any) -> None:
     """A CLI flag for an options field: its flag, default, type and help from the declaration."""
     flag = {f.name: f for f in dataclasses.fields(cls)}[name].metadata["flag"]
@@ -52,8 +82,9 @@ def _add(parser: Any, cls: type, name: str, *, required: bool = False, **extra: 
     else:
         kind = {"type": type(value)}
     shown = f" (default {value:g})" if isinstance(value, float) and not required else ""
+    kind = {**kind, **_PARSE.get(name, {}), **extra}
     parser.add_argument(flag, dest=name, help=help_of(cls, name) + shown,
-                        **({"required": True} if required else {"default": value}), **kind, **extra)
+                        **({"required": True} if required else {"default": value}), **kind)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -93,12 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "contacts, phase, event encodings). Resumable; a bad file is reported and skipped.")
     ds.add_argument("inputs", nargs="+", help="BVH files or folders (searched recursively)")
     ds.add_argument("--out", required=True, help="output folder")
-    ds.add_argument("--workers", type=int, default=1,
-                    help="processes; above 1 runs a separate Python on the bundled core (default 1)")
-    for name in ("window", "sigma", "speed_mps"):  # as for `events`; dataset.Settings checks them too
-        _add(ds, EventOptions, name)
-    ds.add_argument("--feet", metavar="LEFT,RIGHT",
-                    help="the two ankle joints by name, where Stride finds others")
+    for name in ("workers", "window", "sigma", "speed_mps"):  # dataset.Settings checks them too
+        _add(ds, DatasetOptions, name)
+    _add(ds, DatasetOptions, "feet", metavar="LEFT,RIGHT")
     sb = sub.add_parser(
         "sync-blend", help="blend a walk and a run cycle in phase: --weight, --ramp or --speed",
         description="Cycles of A and B (from their footsteps, or --frames-a/--frames-b) blended in "
@@ -115,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     length.add_argument("--cycles", type=float, help="duration in blended cycles (with --weight or --speed)")
     sb.add_argument("--mode", default=default(SyncOptions, "mode").lower(), type=str.lower,
                     choices=["linear", "harmonic", "leader"], help=help_of(SyncOptions, "mode"))
-    for name in ("frames_a", "frames_b", "in_place", "cyclic", "mask"):
+    for name in ("frames_a", "frames_b", "in_place", "cyclic", "mask", "lock_feet"):
         _add(sb, SyncOptions, name)
     sb.add_argument("--out", required=True, help="OUT.bvh or OUT.blend")
     methods = ["dead", "inertialize", "crossfade"]
@@ -126,13 +154,14 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("a", help="source BVH")
     tr.add_argument("b", help="destination BVH (same skeleton)")
     _add(tr, TransitionOptions, "source_time", required=True)
-    _add(tr, TransitionOptions, "target_time")
+    _add(tr, TransitionOptions, "target_time", type=_seconds_or_auto, metavar="SECONDS|auto")
     _add(tr, TransitionOptions, "blend_time")
     tr.add_argument("--method", default="dead", type=str.lower, choices=methods,
                     help=help_of(TransitionOptions, "method"))
     tr.add_argument("--halflife", type=float,
                     help=help_of(TransitionOptions, "halflife") + " (default: auto)")
     _add(tr, TransitionOptions, "mask")
+    _add(tr, TransitionOptions, "lock_feet")
     tr.add_argument("--out", required=True, help="OUT.bvh or OUT.blend")
     sq = sub.add_parser(
         "sequence", help="chain BVH takes with transitions: A@0:2 B@0.5:3 ...",
@@ -142,6 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add(sq, TransitionOptions, "blend_time")
     sq.add_argument("--method", default="dead", type=str.lower, choices=methods,
                     help=help_of(TransitionOptions, "method"))
+    _add(sq, TransitionOptions, "lock_feet")
     sq.add_argument("--out", required=True, help="OUT.bvh or OUT.blend")
     ins = sub.add_parser(
         "inspect", help="print what Stride reads from a skeleton: legs, feet, up, facing, unit",
@@ -160,10 +190,8 @@ def build_parser() -> argparse.ArgumentParser:
     lf.add_argument("input", help="IN.bvh or IN.blend")
     lf.add_argument("--armature", help="armature object in a .blend (default: active or only armature)")
     lf.add_argument("--action", help="action name in a .blend (default: the armature's active action)")
-    lf.add_argument("--blend-time", type=float, default=0.1, help="seconds a lock eases out over (0.1)")
-    lf.add_argument("--lower-pelvis", action="store_true", help="lower the hips where a leg cannot reach")
-    lf.add_argument("--speed", type=dataset_speed, default=None, metavar="auto|M",
-                    help="foot speed threshold in m/s, or auto (default)")
+    for name in ("blend_time", "lower_pelvis", "speed_mps"):
+        _add(lf, LockFeetOptions, name)
     lf.add_argument("--out", required=True, help="OUT.bvh or OUT.blend")
     export = sub.add_parser("export", help="write an armature's action as a BVH file",
                             description="Write an armature's action as a BVH file.")
@@ -260,18 +288,14 @@ def _events(args: argparse.Namespace) -> int:
 
 
 def _lock_feet(args: argparse.Namespace) -> int:
-    import warnings
-
-    from .core import contacts, footlock
-
     source = Path(args.input)
     if not source.is_file():
         raise jobs.JobError(f"no such file: {str(source)!r}")
+    options = _options(LockFeetOptions, args)
     if source.suffix.lower() == ".blend":
         bpy.ops.wm.open_mainfile(filepath=str(source))
         obj = jobs.find_armature(args.armature)
-        act, clip, notes = jobs.lock_feet_action(obj, args.action, args.blend_time, args.lower_pelvis,
-                                                 args.speed)
+        act, clip, notes = jobs.lock_feet_action(obj, options=options)
         for note in notes[1:]:
             print(f"stride lock-feet: warning: {note}", file=sys.stderr)
         if args.out.lower().endswith(".bvh"):
@@ -281,14 +305,9 @@ def _lock_feet(args: argparse.Namespace) -> int:
         print(f"stride: {act.name!r}: {clip.n_frames} frames ({notes[0]}); wrote {args.out}")
         return 0
     clip = bvh.load(source)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        masks = contacts.contacts(clip, speed_mps=args.speed)
-        out = footlock.lock_feet(clip, contacts=masks, blend_time=args.blend_time,
-                                 lower_pelvis=args.lower_pelvis)
-    for w in caught:
-        if issubclass(w.category, (footlock.FootLockWarning, contacts.ContactWarning)):
-            print(f"stride lock-feet: warning: {w.message}", file=sys.stderr)
+    out, notes = jobs.lock_feet_clip(clip, options=options)
+    for note in notes[1:]:
+        print(f"stride lock-feet: warning: {note}", file=sys.stderr)
     _write_clip(out, source, args.out, f"{clip.name} (feet locked)")
     return 0
 
@@ -306,13 +325,21 @@ def _inspect(args: argparse.Namespace) -> int:
             bpy.ops.wm.open_mainfile(filepath=str(source))
         obj = jobs.find_armature(args.armature)
         clip = bridge.action_to_clip(obj, args.action)
-    if args.feet:
-        left, sep, right = args.feet.partition(",")
-        if not (sep and left.strip() and right.strip()):
-            raise jobs.JobError(f"--feet takes LEFT,RIGHT ankle names, not {args.feet!r}")
-        clip = body.with_feet(clip, {"L": left.strip(), "R": right.strip()})
+    feet = _feet(args.feet)
+    if feet is not None:
+        clip = body.with_feet(clip, {"L": feet[0], "R": feet[1]})
     print(body.inspect(clip))
     return 0
+
+
+def _feet(text: str | None) -> tuple[str, str] | None:
+    """`--feet LEFT,RIGHT`: the two ankle names, None when not given."""
+    if not text:
+        return None
+    left, sep, right = text.partition(",")
+    if not (sep and left.strip() and right.strip()):
+        raise jobs.JobError(f"--feet takes LEFT,RIGHT ankle names, not {text!r}")
+    return left.strip(), right.strip()
 
 
 def _export_dataset(args: argparse.Namespace) -> int:
@@ -324,15 +351,10 @@ def _export_dataset(args: argparse.Namespace) -> int:
         env = dict(os.environ, PYTHONPATH=str(package_dir))
         cmd = [sys.executable, "-m", "core.dataset", *args.inputs, "--out", args.out,
                "--workers", str(args.workers), "--window", str(args.window), "--sigma", str(args.sigma),
-               "--speed", str(args.speed_mps)] + (["--feet", args.feet] if args.feet else [])
+               "--speed", "auto" if jobs.foot_speed(args.speed_mps) is None else str(args.speed_mps)] + (
+                   ["--feet", args.feet] if args.feet else [])
         return subprocess.run(cmd, env=env).returncode
-    feet = None
-    if args.feet:
-        left, sep, right = args.feet.partition(",")
-        if not (sep and left.strip() and right.strip()):
-            raise jobs.JobError(f"--feet takes LEFT,RIGHT ankle names, not {args.feet!r}")
-        feet = (left.strip(), right.strip())
-    settings = dataset.Settings(args.window, args.sigma, args.speed_mps, feet)
+    settings = dataset.Settings(args.window, args.sigma, jobs.foot_speed(args.speed_mps), _feet(args.feet))
     report = dataset.export(args.inputs, args.out, settings=settings, workers=1)
     for source, error in report.failed:
         print(f"stride export-dataset: error: {error if str(source) in error else f'{source}: {error}'}",
@@ -371,24 +393,16 @@ def _options(cls: type, args: argparse.Namespace, **overrides: Any) -> Any:
 
 
 def _transition(args: argparse.Namespace) -> int:
-    from .core import transition
-
     src, dst = bvh.load(args.a), bvh.load(args.b)
     halflife = {} if args.halflife is None else {"halflife_mode": "FIXED", "halflife": args.halflife}
     options = _options(TransitionOptions, args, method=args.method.upper(), **halflife)
+    if args.target_time is None:  # --dst-at auto
+        found = jobs.best_target_time(src, dst, options.source_time, TRANSITION_LABELS["source_time"])
+        options = dataclasses.replace(options, target_time=found)
+        print(f"stride: --dst-at auto: {found:.3f} s")
     clip = jobs.transition_clip(src, dst, options=options, labels=TRANSITION_LABELS)
     _write_clip(clip, Path(args.a), args.out, f"{src.name} > {dst.name} ({args.method})")
     return 0
-
-
-def _seconds_or_auto(text: str) -> float | None:
-    """`--dst-at SECONDS|auto`: None for auto."""
-    if text.strip().lower() == "auto":
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds or auto, not {text!r}") from None
 
 
 def _sequence(args: argparse.Namespace) -> int:
@@ -408,7 +422,7 @@ def _sequence(args: argparse.Namespace) -> int:
         if not path:
             raise jobs.JobError(f"{item!r}: expected FILE@START:END in seconds, e.g. walk.bvh@0:2.5")
     items = [(bvh.load(path), start, end) for path, start, end in spans]
-    clip = transition.sequence(items, args.blend_time, method)
+    clip = transition.sequence(items, args.blend_time, method, lock_feet=args.lock_feet)
     _write_clip(clip, Path(args.items[0].rpartition("@")[0]), args.out, f"sequence ({args.method})")
     return 0
 

@@ -24,6 +24,7 @@ from .options import (
     EventOptions,
     FootstepOptions,
     ImportOptions,
+    LockFeetOptions,
     NlaBakeOptions,
     SyncOptions,
     TransitionOptions,
@@ -123,20 +124,29 @@ def _armature_action(obj: Any, action: str | None) -> tuple[Any, Any, Clip, brid
     return act, _, clip, timing
 
 
+def foot_speed(value: float | None) -> float | None:
+    """A Foot Speed setting as the core takes it: 0 (options.AUTO) or None is Auto."""
+    return None if value is None or value <= 0.0 else float(value)
+
+
 def detect_footsteps(obj: Any, *, options: FootstepOptions) -> tuple[Any, dict[str, int], str]:
     """FootDown_L / FootDown_R pose markers on the action, exact times kept: (action, counts, what
-    the feet are: their names and what decided them, and any doubt the body map has).
-    `speed_mps` 0 or None: Auto."""
+    the feet are: their names and what decided them, and any doubt the body map or the contacts
+    have). Foot Speed 0: Auto."""
     import warnings
 
     from .core import contacts
     from .markers import replace_track
 
-    speed_mps = options.speed_mps
+    speed = foot_speed(options.speed_mps)
     act, _, clip, timing = _armature_action(obj, options.action)
-    steps = contacts.footsteps(clip, speed_mps=speed_mps)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", contacts.ContactWarning)
+        steps = contacts.footsteps(clip, speed_mps=speed)
+    doubts = [str(w.message) for w in caught if issubclass(w.category, contacts.ContactWarning)]
     if not any(len(t) for t in steps.values()):
-        planted = contacts.contacts(clip, speed_mps=speed_mps)
+        planted = contacts.contacts(clip, speed_mps=speed)
+        used = contacts.thresholds(clip, speed_mps=speed).speed_mps
         frames = slice(clip.motion_start, None)
         if all(p[frames].all() for p in planted.values()):
             hint = (f"the feet never lift: a static pose, or a Foot Speed too high "
@@ -163,34 +173,41 @@ def contact_masks(act: Any, slot: Any, timing: bridge.Timing, clip: Clip) -> dic
     out = {}
     for fc in bag.fcurves:
         for side in ("L", "R"):
-            if fc.data_path == _property_path(f"stride_contact_{side}"):
+            if fc.data_path == bridge.property_path(f"stride_contact_{side}"):
                 out[side] = np.array([fc.evaluate(float(f)) for f in frames]) > 0.5
     return out if len(out) == 2 else None
 
 
-def lock_feet_action(obj: Any, action: str | None = None, blend_time: float = 0.1,
-                     lower_pelvis: bool = False, speed_mps: float | None = None,
+def lock_feet_action(obj: Any, *, options: LockFeetOptions,
                      progress: Callable[[float], None] | None = None) -> tuple[Any, Clip, list[str]]:
-    """A new action with the planted feet of `action` (the active one by default) held where they
+    """A new action with the planted feet of the action (the active one by default) held where they
     land: (action, clip, notes). Contacts come from the action's `stride_contact_L/R` curves when
     it has them (Write Event Curves; edit them to say where a foot is planted), else they are
     detected (Foot Speed 0: Auto)."""
+    act, slot, clip, timing = _armature_action(obj, options.action)
+    out, notes = lock_feet_clip(clip, options=options, masks=contact_masks(act, slot, timing, clip))
+    result = write_result(obj, out, f"{act.name} (feet locked)", timing, source=act, progress=progress)
+    return result, out, notes
+
+
+def lock_feet_clip(clip: Clip, *, options: LockFeetOptions,
+                   masks: dict[str, np.ndarray] | None = None) -> tuple[Clip, list[str]]:
+    """`clip` with its planted feet held: (clip, notes: where the contacts came from, then any doubt
+    about them or the lock). `masks`: the contacts, else detected."""
     import warnings
 
     from .core import contacts, footlock
 
-    act, slot, clip, timing = _armature_action(obj, action)
-    masks = contact_masks(act, slot, timing, clip)
     notes = ["contacts from the action's stride_contact curves" if masks is not None else "contacts detected"]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if masks is None:
-            masks = contacts.contacts(clip, speed_mps=foot_speed(speed_mps))
-        out = footlock.lock_feet(clip, contacts=masks, blend_time=blend_time, lower_pelvis=lower_pelvis)
+            masks = contacts.contacts(clip, speed_mps=foot_speed(options.speed_mps))
+        out = footlock.lock_feet(clip, contacts=masks, blend_time=options.blend_time,
+                                 lower_pelvis=options.lower_pelvis)
     notes += [str(w.message) for w in caught if issubclass(w.category, (footlock.FootLockWarning,
                                                                       contacts.ContactWarning))]
-    result = write_result(obj, out, f"{act.name} (feet locked)", timing, source=act, progress=progress)
-    return result, out, notes
+    return out, notes
 
 
 def feet_note(clip: Clip) -> str:
@@ -214,7 +231,8 @@ def write_event_curves(obj: Any, *, options: EventOptions) -> tuple[Any, list[st
     from .core import contacts, events
     from .markers import tracks as marker_tracks
 
-    tracks, window, sigma, speed_mps = options.tracks, options.window, options.sigma, options.speed_mps
+    tracks, window, sigma = options.tracks, options.window, options.sigma
+    speed_mps = foot_speed(options.speed_mps)
     act, slot, clip, timing = _armature_action(obj, options.action)
     found, tag_markers = marker_tracks(act, timing)
     wanted = None if tracks.strip().upper() == "ALL" else {t.strip() for t in tracks.split(",") if t.strip()}
@@ -344,11 +362,34 @@ def transition_clip(src: Clip, dst: Clip, *, options: TransitionOptions,
                            f"{clip.duration:.2f} s: pick a time inside it{labels.get('time_hint', '')}")
     method = core_method(options.method, labels["method"])
     src.check_compatible(dst)
-    extra: dict[str, Any] = {"mask": joint_mask(src, options.mask, labels["mask"])}
+    extra: dict[str, Any] = {"mask": joint_mask(src, options.mask, labels["mask"]),
+                             "lock_feet": options.lock_feet}
     if method == "dead":
         extra["halflife"] = "auto" if options.halflife_mode == "AUTO" else options.halflife
     return transition.METHODS[method](src, dst, options.source_time, options.target_time,
                                       options.blend_time, **extra)
+
+
+def find_target_time(obj: Any, *, options: TransitionOptions) -> float:
+    """Seconds into the target action whose pose and motion best continue the source action at
+    Source Time (transition.best_target_time, a motion-matching cost)."""
+    if not options.target_action:
+        raise JobError("choose a target action to transition into")
+    src_action = resolve_source(obj, options.source_action)
+    dst_action, _ = bridge.resolve_action(obj, options.target_action)
+    (src, _), (dst, _) = bridge.read_action(obj, src_action), bridge.read_action(obj, dst_action)
+    return best_target_time(src, dst, options.source_time)
+
+
+def best_target_time(src: Clip, dst: Clip, source_time: float, label: str = "Source Time") -> float:
+    """transition.best_target_time, with the source time checked and named as the user sees it."""
+    from .core import transition
+
+    if not 0.0 <= source_time <= src.duration + 0.5 / src.fps:
+        raise JobError(f"{label} {source_time:g} s is outside {src.name!r}, which lasts "
+                       f"{src.duration:.2f} s")
+    src.check_compatible(dst)
+    return float(transition.best_target_time(src, source_time, dst))
 
 
 BAKED_FROM = "stride_baked_from"  # on a baked action: the name of the action it was baked from
@@ -402,7 +443,7 @@ def bake_nla_track(obj: Any, *, options: NlaBakeOptions,
 
     method = core_method(options.method)
     items, blends, start, track_name = bridge.nla_items(obj, options.track, options.blend_time)
-    out = transition.sequence(items, blends, method)
+    out = transition.sequence(items, blends, method, lock_feet=options.lock_feet)
     name = f"{track_name} baked ({options.method.lower()})"
     return write_result(obj, out, name, bridge.Timing(start, bridge.scene_fps()), progress=progress), out
 
@@ -484,8 +525,8 @@ def sync_clip(a: Clip, b: Clip, *, options: SyncOptions, timing_a: bridge.Timing
         duration = duration * sync.cycle_length(a, b, used, core_mode)
         if closed:
             fps = max(1, round(duration * a.fps)) / duration
-    out = sync.sync_blend(a, b, w, duration, mode=core_mode, fps=fps, mask=joint_mask(a, options.mask,
-                                                                                    labels["mask"]))
+    out = sync.sync_blend(a, b, w, duration, mode=core_mode, fps=fps,
+                          mask=joint_mask(a, options.mask, labels["mask"]), lock_feet=options.lock_feet)
     return (root.in_place(out) if options.in_place else out), used
 
 

@@ -25,6 +25,7 @@ from .options import (
     EventOptions,
     FootstepOptions,
     ImportOptions,
+    LockFeetOptions,
     NlaBakeOptions,
     SyncOptions,
     TransitionOptions,
@@ -165,7 +166,8 @@ class STRIDE_OT_detect_footsteps(_ActionOperator):
     bl_options = {"REGISTER", "UNDO"}
 
     action: StringProperty(name="Action", **prop(FootstepOptions, "action"))  # type: ignore[valid-type]
-    speed_mps: FloatProperty(name="Foot Speed", min=0.01, max=5.0, **prop(FootstepOptions, "speed_mps"))  # type: ignore[valid-type]
+    speed_mps: FloatProperty(name="Foot Speed", min=0.0, max=5.0, unit="VELOCITY",  # type: ignore[valid-type]
+                             **prop(FootstepOptions, "speed_mps"))
 
     def run(self, context: Any) -> set[str]:
         act, counts, feet = jobs.detect_footsteps(self.target(context),
@@ -190,7 +192,8 @@ class STRIDE_OT_write_event_curves(_ActionOperator):
     window: FloatProperty(name="Window", min=0.001, max=60.0, **prop(EventOptions, "window"))  # type: ignore[valid-type]
     sigma: FloatProperty(name="Smoothing", min=0.0, max=1.0, precision=4, **prop(EventOptions, "sigma"))  # type: ignore[valid-type]
     tracks: StringProperty(name="Tracks", **prop(EventOptions, "tracks"))  # type: ignore[valid-type]
-    speed_mps: FloatProperty(name="Foot Speed", min=0.01, max=5.0, **prop(EventOptions, "speed_mps"))  # type: ignore[valid-type]
+    speed_mps: FloatProperty(name="Foot Speed", min=0.0, max=5.0, unit="VELOCITY",  # type: ignore[valid-type]
+                             **prop(EventOptions, "speed_mps"))
 
     def run(self, context: Any) -> set[str]:
         act, written = jobs.write_event_curves(self.target(context), options=from_source(EventOptions, self))
@@ -248,6 +251,7 @@ class STRIDE_OT_bake_transition(_ActionOperator):
     halflife: FloatProperty(name="Half-life", min=0.0, max=10.0, unit="TIME_ABSOLUTE",  # type: ignore[valid-type]
                             **prop(TransitionOptions, "halflife"))
     mask: StringProperty(name="Mask", **prop(TransitionOptions, "mask"))  # type: ignore[valid-type]
+    lock_feet: BoolProperty(name="Lock Feet", **prop(TransitionOptions, "lock_feet"))  # type: ignore[valid-type]
 
     def run(self, context: Any) -> set[str]:
         with _progress(context) as step:
@@ -269,6 +273,7 @@ class STRIDE_OT_bake_nla_track(_ActionOperator):
     blend_time: FloatProperty(name="Blend Time", min=0.0, max=10.0, unit="TIME_ABSOLUTE",  # type: ignore[valid-type]
                               **prop(NlaBakeOptions, "blend_time"))
     method: EnumProperty(name="Method", items=_METHOD_ITEMS, **prop(NlaBakeOptions, "method"))  # type: ignore[valid-type]
+    lock_feet: BoolProperty(name="Lock Feet", **prop(NlaBakeOptions, "lock_feet"))  # type: ignore[valid-type]
 
     def run(self, context: Any) -> set[str]:
         with _progress(context) as step:
@@ -311,6 +316,7 @@ class STRIDE_OT_bake_sync_blend(_ActionOperator):
     in_place: BoolProperty(name="In Place", **prop(SyncOptions, "in_place"))  # type: ignore[valid-type]
     cyclic: BoolProperty(name="Cyclic", **prop(SyncOptions, "cyclic"))  # type: ignore[valid-type]
     mask: StringProperty(name="Mask", **prop(SyncOptions, "mask"))  # type: ignore[valid-type]
+    lock_feet: BoolProperty(name="Lock Feet", **prop(SyncOptions, "lock_feet"))  # type: ignore[valid-type]
 
     def run(self, context: Any) -> set[str]:
         with _progress(context) as step:
@@ -339,7 +345,7 @@ class STRIDE_OT_pick_time(_ActionOperator):
         return {"FINISHED"}
 
 
-class STRIDE_OT_lock_feet(bpy.types.Operator, _ActionOperator):
+class STRIDE_OT_lock_feet(_ActionOperator):
     """Bake a new action whose planted feet stay where they land (two-bone leg IK, the rest of the
     body untouched). Contacts from the action's stride_contact curves when it has them"""
 
@@ -347,33 +353,24 @@ class STRIDE_OT_lock_feet(bpy.types.Operator, _ActionOperator):
     bl_label = "Lock Feet"
     bl_options = {"REGISTER", "UNDO"}
 
-    action: StringProperty(name="Action", description="Action (empty: the active one)")  # type: ignore[valid-type]
-    blend_time: FloatProperty(  # type: ignore[valid-type]
-        name="Blend Time", default=0.1, min=0.0, max=2.0, unit="TIME_ABSOLUTE",
-        description="Seconds over which a lock eases out after the foot lifts")
-    lower_pelvis: BoolProperty(  # type: ignore[valid-type]
-        name="Lower Pelvis", default=False,
-        description="Where a leg cannot reach its planted foot, lower the hips just enough")
-    speed_mps: FloatProperty(  # type: ignore[valid-type]
-        name="Foot Speed", default=0.0, min=0.0, max=5.0, unit="VELOCITY",
-        description=("Foot speed in m/s under which a foot is planted, when contacts are detected; "
-                     "0 = Auto"))
+    action: StringProperty(name="Action", **prop(LockFeetOptions, "action"))  # type: ignore[valid-type]
+    blend_time: FloatProperty(name="Blend Time", min=0.0, max=2.0, unit="TIME_ABSOLUTE",  # type: ignore[valid-type]
+                              **prop(LockFeetOptions, "blend_time"))
+    lower_pelvis: BoolProperty(name="Lower Pelvis", **prop(LockFeetOptions, "lower_pelvis"))  # type: ignore[valid-type]
+    speed_mps: FloatProperty(name="Foot Speed", min=0.0, max=5.0, unit="VELOCITY",  # type: ignore[valid-type]
+                             **prop(LockFeetOptions, "speed_mps"))
 
-    def execute(self, context: Any) -> set[str]:  # type: ignore[override]
-        try:
-            with _progress(context) as step:
-                act, clip, notes = jobs.lock_feet_action(self.target(context), self.action, self.blend_time,
-                                                         self.lower_pelvis, self.speed_mps, progress=step)
-        except jobs.USER_ERRORS as exc:
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
+    def run(self, context: Any) -> set[str]:
+        with _progress(context) as step:
+            options = from_source(LockFeetOptions, self)
+            act, clip, notes = jobs.lock_feet_action(self.target(context), options=options, progress=step)
         for note in notes[1:]:
             self.report({"WARNING"}, note)
         self.report({"INFO"}, f"{act.name}: {clip.n_frames} frames, {notes[0]}")
         return {"FINISHED"}
 
 
-class STRIDE_OT_find_target_time(bpy.types.Operator, _ActionOperator):
+class STRIDE_OT_find_target_time(_ActionOperator):
     """Set Target Time to the moment of the target action whose pose and motion best continue the
     source at Source Time (motion matching: legs, root velocity, planted feet, gait phase)"""
 
@@ -381,14 +378,10 @@ class STRIDE_OT_find_target_time(bpy.types.Operator, _ActionOperator):
     bl_label = "Find Target Time"
     bl_options = {"REGISTER", "UNDO"}
 
-    def execute(self, context: Any) -> set[str]:  # type: ignore[override]
+    def run(self, context: Any) -> set[str]:
         settings = context.scene.stride
-        try:
-            seconds = jobs.find_target_time(self.target(context), settings.source_action,
-                                            settings.source_time, settings.target_action)
-        except jobs.USER_ERRORS as exc:
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
+        seconds = jobs.find_target_time(self.target(context),
+                                        options=from_source(TransitionOptions, settings))
         settings.target_time = seconds
         self.report({"INFO"}, f"Target Time {seconds:.3f} s")
         return {"FINISHED"}

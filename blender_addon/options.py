@@ -12,8 +12,6 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from .core import contacts
-
 # Transition methods as the user names them -> the core's `transition.METHODS` key.
 METHODS = {"DEAD": "dead", "INERTIALIZE": "quintic", "CROSSFADE": "crossfade"}
 SYNC_MODES = ("LINEAR", "HARMONIC", "LEADER")
@@ -27,9 +25,19 @@ def opt(default: Any, help: str, unit: str = "", flag: str | None = None) -> Any
     return field(default=default, metadata={"help": help, "unit": unit, "flag": flag})
 
 
+# Foot Speed 0 is Auto: the core's threshold from the body and the take (contacts.thresholds).
+AUTO = 0.0
+
+
 def foot_speed() -> Any:
     """Foot Speed, the one declaration every command that finds contacts shares."""
-    return opt(contacts.FOOT_SPEED_MPS, "A foot is planted when it moves slower than this", "m/s", "--speed")
+    return opt(AUTO, "Foot speed under which a foot is planted; 0 = Auto (from the body and the take: "
+                     "a slow shuffle, a walk, a run)", "m/s", "--speed")
+
+
+def lock_feet() -> Any:
+    return opt(True, "Hold each foot where it is planted in the sources through the blend (leg IK)",
+               flag="--lock-feet")
 
 
 def window() -> Any:
@@ -75,6 +83,17 @@ class EventOptions:
 
 
 @dataclass(frozen=True)
+class DatasetOptions:
+    """`stride export-dataset` (no operator: a batch job)."""
+
+    window: float = window()
+    sigma: float = sigma()
+    speed_mps: float = foot_speed()
+    feet: str = opt("", "The two ankle joints by name, LEFT,RIGHT, where Stride finds others", flag="--feet")
+    workers: int = opt(1, "Processes; above 1 runs a separate Python on the bundled core", flag="--workers")
+
+
+@dataclass(frozen=True)
 class DecodeOptions:
     """Events from Curves."""
 
@@ -96,6 +115,7 @@ class TransitionOptions:
     halflife_mode: str = opt("AUTO", "AUTO: per joint and axis; FIXED: Half-life for every joint")
     halflife: float = opt(0.3, "Fixed half-life (dead blending)", "s", "--halflife")
     mask: str = opt("", MASK_HELP + "; joints outside it cut over", flag="--mask")
+    lock_feet: bool = lock_feet()
 
 
 @dataclass(frozen=True)
@@ -103,6 +123,19 @@ class NlaBakeOptions:
     track: str = opt("", "NLA track (empty: the active one)")
     blend_time: float = opt(0.25, "Where strips set no Blend In/Out", "s", "--blend")
     method: str = opt("DEAD", "DEAD, INERTIALIZE or CROSSFADE", flag="--method")
+    lock_feet: bool = lock_feet()
+
+
+@dataclass(frozen=True)
+class LockFeetOptions:
+    """Lock Feet."""
+
+    action: str = action()
+    blend_time: float = opt(0.1, "Seconds over which a lock eases out after the foot lifts", "s",
+                            "--blend-time")
+    lower_pelvis: bool = opt(False, "Where a leg cannot reach its planted foot, lower the hips just enough",
+                             flag="--lower-pelvis")
+    speed_mps: float = foot_speed()
 
 
 @dataclass(frozen=True)
@@ -124,6 +157,7 @@ class SyncOptions:
     cyclic: bool = opt(True, "A duration of whole cycles bakes one closed loop with Cycles modifiers",
                        flag="--cyclic")
     mask: str = opt("", MASK_HELP, flag="--mask")
+    lock_feet: bool = lock_feet()
 
 
 def default(cls: type, name: str) -> Any:

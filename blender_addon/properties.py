@@ -13,15 +13,13 @@ E, S, T = EventOptions, SyncOptions, TransitionOptions
 
 class StrideSettings(bpy.types.PropertyGroup):
     speed_mps: FloatProperty(  # type: ignore[valid-type]
-        name="Foot Speed", min=0.01, max=5.0, unit="VELOCITY", **prop(E, "speed_mps"))
+        name="Foot Speed", min=0.0, max=5.0, unit="VELOCITY", **prop(E, "speed_mps"))
     window: FloatProperty(  # type: ignore[valid-type]
         name="Window", min=0.001, max=60.0, unit="TIME_ABSOLUTE", **prop(E, "window"))
     sigma: FloatProperty(  # type: ignore[valid-type]
         name="Smoothing", min=0.0, max=1.0, unit="TIME_ABSOLUTE", precision=4, **prop(E, "sigma"))
     tracks: StringProperty(  # type: ignore[valid-type]
         name="Tracks", **prop(E, "tracks"))
-
-
     source_action: StringProperty(  # type: ignore[valid-type]
         name="Source", **prop(T, "source_action"))
     source_time: FloatProperty(name="Source Time", min=0.0, unit="TIME_ABSOLUTE", **prop(T, "source_time"))  # type: ignore[valid-type]
@@ -50,6 +48,8 @@ class StrideSettings(bpy.types.PropertyGroup):
         name="Cycle Length", **prop(S, "mode"),
         items=[("LINEAR", "Linear", ""), ("HARMONIC", "Harmonic", ""), ("LEADER", "Leader", "")])
     in_place: BoolProperty(name="In Place", **prop(S, "in_place"))  # type: ignore[valid-type]
+    # One Lock Feet for the transition and the sync blend bakes (the same declaration in both).
+    lock_feet: BoolProperty(name="Lock Feet", **prop(S, "lock_feet"))  # type: ignore[valid-type]
     sync_mask: StringProperty(name="Mask", **prop(S, "mask"))  # type: ignore[valid-type]
 
 

@@ -23,6 +23,7 @@ COMMANDS = [
     ("bake_transition", "transition", "TransitionOptions"),
     ("bake_nla_track", "sequence", "NlaBakeOptions"),
     ("bake_sync_blend", "sync-blend", "SyncOptions"),
+    ("lock_feet", "lock-feet", "LockFeetOptions"),
 ]
 # Operator properties that are no setting of the job: the file browser's.
 FILE_BROWSER = {"rna_type", "filepath", "directory", "files", "filter_glob"}
@@ -73,14 +74,20 @@ def test_each_cli_flag_is_its_options_field_with_its_default(operator, command, 
     assert checked >= 1
 
 
-def test_foot_speed_is_declared_once(stride):
-    from core import contacts, dataset
+def test_foot_speed_is_declared_once_and_auto_by_default(stride):
+    from core import dataset
 
     o = stride.options
     assert o.default(o.FootstepOptions, "speed_mps") == o.default(o.EventOptions, "speed_mps") \
-        == dataset.Settings().speed_mps == contacts.FOOT_SPEED_MPS == 0.15
-    assert bpy.types.Scene.bl_rna.properties["stride"].fixed_type.properties["speed_mps"].default \
-        == pytest.approx(0.15, rel=1e-6)
+        == o.default(o.LockFeetOptions, "speed_mps") == o.AUTO == 0.0
+    assert stride.jobs.foot_speed(o.AUTO) is None is dataset.Settings().speed_mps  # the core's Auto
+    assert stride.jobs.foot_speed(0.2) == 0.2
+    assert bpy.types.Scene.bl_rna.properties["stride"].fixed_type.properties["speed_mps"].default == 0.0
+    parser = stride.cli.build_parser()
+    assert parser.parse_args(["events", "x.bvh", "--out", "y.blend", "--speed", "auto"]).speed_mps == 0.0
+    assert parser.parse_args(["events", "x.bvh", "--out", "y.blend", "--speed", "0.3"]).speed_mps == 0.3
+    with pytest.raises(SystemExit):
+        parser.parse_args(["events", "x.bvh", "--out", "y.blend", "--speed", "-1"])
 
 
 def two_blends(stride, tmp_path):
@@ -167,7 +174,7 @@ SIDEBAR = {"speed_mps": ("EventOptions", "speed_mps"), "window": ("EventOptions"
            "weight_mode": ("SyncOptions", "weight_mode"), "target_speed": ("SyncOptions", "speed_mps"),
            "duration": ("SyncOptions", "duration"), "duration_unit": ("SyncOptions", "duration_unit"),
            "sync_mode": ("SyncOptions", "mode"), "in_place": ("SyncOptions", "in_place"),
-           "sync_mask": ("SyncOptions", "mask")}
+           "sync_mask": ("SyncOptions", "mask"), "lock_feet": ("SyncOptions", "lock_feet")}
 
 
 def test_sidebar_settings_are_options_fields_and_reach_the_operators(scene, stride):
