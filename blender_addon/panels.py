@@ -11,26 +11,35 @@ from .options import (
     DecodeOptions,
     EventOptions,
     FootstepOptions,
+    LockFeetOptions,
     NlaBakeOptions,
     SyncOptions,
     TransitionOptions,
 )
 
 
-def fill_operator(op: Any, settings: Any, cls: type, renamed: dict[str, str] | None = None) -> None:
+def fill_operator(op: Any, settings: Any, cls: type, renamed: dict[str, str] | None = None,
+                  keep: tuple[str, ...] = ()) -> None:
     """An operator button's options from the sidebar settings that hold them (same name unless
-    `renamed`: field -> setting); the others keep their defaults."""
+    `renamed`: field -> setting); the others, and the fields in `keep`, keep their defaults."""
     renamed = renamed or {}
     for f in dataclasses.fields(cls):
+        if f.name in keep:
+            continue
         name = renamed.get(f.name, f.name)
         if name in settings.bl_rna.properties:
             setattr(op, f.name, getattr(settings, name))
 
 
-class VIEW3D_PT_stride(bpy.types.Panel):
+class _StridePanel:
+    """Where every Stride panel lives: the Stride tab of the 3D Viewport's sidebar."""
+
     bl_space_type = "VIEW_3D"
     bl_region_type = "UI"
     bl_category = "Stride"
+
+
+class VIEW3D_PT_stride(_StridePanel, bpy.types.Panel):
     bl_label = "Stride"
 
     def draw(self, context: Any) -> None:
@@ -50,10 +59,7 @@ class VIEW3D_PT_stride(bpy.types.Panel):
         row.operator("stride.export_bvh", text="Export BVH", icon="EXPORT")
 
 
-class VIEW3D_PT_stride_events(bpy.types.Panel):
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = "Stride"
+class VIEW3D_PT_stride_events(_StridePanel, bpy.types.Panel):
     bl_label = "Events"
     bl_parent_id = "VIEW3D_PT_stride"
 
@@ -72,12 +78,12 @@ class VIEW3D_PT_stride_events(bpy.types.Panel):
         fill_operator(col.operator("stride.write_event_curves", icon="GRAPH"), settings, EventOptions)
         decode = col.operator("stride.detect_events_from_curves", icon="MARKER")
         fill_operator(decode, settings, DecodeOptions)
+        # The sidebar's Blend Time is the transition's; a lock eases out over its own.
+        fill_operator(layout.operator("stride.lock_feet", icon="PINNED"), settings, LockFeetOptions,
+                      keep=("blend_time",))
 
 
-class VIEW3D_PT_stride_transition(bpy.types.Panel):
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = "Stride"
+class VIEW3D_PT_stride_transition(_StridePanel, bpy.types.Panel):
     bl_label = "Transition"
     bl_parent_id = "VIEW3D_PT_stride"
 
@@ -102,14 +108,12 @@ class VIEW3D_PT_stride_transition(bpy.types.Panel):
         col.prop(s, "blend_time")
         col.prop(s, "method")
         col.prop(s, "mask")
+        col.prop(s, "lock_feet")
         fill_operator(col.operator("stride.bake_transition", icon="IPO_EASE_IN_OUT"), s, TransitionOptions)
         fill_operator(layout.operator("stride.bake_nla_track", icon="NLA"), s, NlaBakeOptions)
 
 
-class VIEW3D_PT_stride_sync(bpy.types.Panel):
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = "Stride"
+class VIEW3D_PT_stride_sync(_StridePanel, bpy.types.Panel):
     bl_label = "Sync Blend"
     bl_parent_id = "VIEW3D_PT_stride"
 
@@ -139,8 +143,9 @@ class VIEW3D_PT_stride_sync(bpy.types.Panel):
         col.prop(s, "sync_mode")
         col.prop(s, "sync_mask")
         col.prop(s, "in_place")
+        col.prop(s, "lock_feet")
         fill_operator(layout.operator("stride.bake_sync_blend", icon="MOD_TIME"), s, SyncOptions,
-              {"speed_mps": "target_speed", "mode": "sync_mode", "mask": "sync_mask"})
+                      {"speed_mps": "target_speed", "mode": "sync_mode", "mask": "sync_mask"})
 
 
 CLASSES = (VIEW3D_PT_stride, VIEW3D_PT_stride_events, VIEW3D_PT_stride_sync, VIEW3D_PT_stride_transition)
