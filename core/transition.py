@@ -74,8 +74,9 @@ from . import blend, footlock, matching, quat
 from .body import FeetSpec, with_feet
 from .clip import Clip
 from .contacts import contacts as detect_contacts
+from .contacts import runs as contact_runs
 from .resample import resample
-from .root import Trajectory, floor_axes, reanchor, root_world, trajectory, with_root_world
+from .root import Trajectory, floor_axes, reanchor, root_world_of, trajectory_of, with_root_world_of
 
 Array = npt.NDArray[np.float64]
 
@@ -190,7 +191,7 @@ def _rooted(clip: Clip, frames: npt.ArrayLike) -> tuple[Array, Array]:
     rot, pos = clip.rotations[idx], clip.positions[idx]
     r = clip.root
     if clip.parents[r] >= 0:
-        rot[:, r], pos[:, r] = root_world(clip.with_frames(rot, pos))
+        rot[:, r], pos[:, r] = root_world_of(rot, pos, clip.parents, r)
     return rot, pos
 
 
@@ -233,7 +234,7 @@ def _switch(src: Clip, dst: Clip, i_s: int, i_d: int, blend_time: float,
     fps = src.fps
     # Frames up to the switch make its trajectory (unsmoothed, causal): a sequence's source is
     # the rest of a whole take.
-    anchor = trajectory(src.with_frames(src.rotations[:i_s + 1], src.positions[:i_s + 1]))
+    anchor = _trajectory_until(src, i_s + 1)
     dst = reanchor(dst, i_d, anchor.position[i_s], _entry_heading(src, anchor, i_s, dst, i_d))
     # Frame i_s + K is the first at alpha = 1 (K dt >= blend_time); W frames in between blend.
     n_full = math.ceil(blend_time * fps - _FRAME_SNAP)
@@ -276,7 +277,7 @@ def _entry_heading(src: Clip, anchor: Trajectory, i_s: int, dst: Clip, i_d: int)
     n = round(_STRIDE_SECONDS * src.fps)
     dst.body  # noqa: B018  (read once, for reanchor too, and shared by the slice below)
     stop = min(max(i_d, dst.motion_start + n) + 1, dst.n_frames)
-    traj = trajectory(dst.with_frames(dst.rotations[:stop], dst.positions[:stop]))
+    traj = _trajectory_until(dst, stop)
     travel_s, facing_s = _travel(src, anchor, i_s)
     travel_d, facing_d = _travel(dst, traj, i_d)
     by_facing = facing_s - facing_d
@@ -284,6 +285,12 @@ def _entry_heading(src: Clip, anchor: Trajectory, i_s: int, dst: Clip, i_d: int)
     if math.isnan(by_travel) or abs(_wrap(by_travel - by_facing)) > _SAME_GAIT:
         return float(traj.heading[i_d]) + by_facing
     return float(traj.heading[i_d]) + by_travel
+
+
+def _trajectory_until(clip: Clip, stop: int) -> Trajectory:
+    """The unsmoothed trajectory of the clip's frames before `stop` (causal: what follows is unread)."""
+    rot, pos = root_world_of(clip.rotations[:stop], clip.positions[:stop], clip.parents, clip.root)
+    return trajectory_of(rot, pos, clip.up, clip.forward)
 
 
 def _wrap(x: float) -> float:
@@ -302,8 +309,7 @@ def _assemble(sw: _Switch, rot: Array, pos: Array) -> tuple[Array, Array]:
     src, dst, r = sw.src, sw.dst, sw.src.root
     n = sw.n_window
     if n and src.parents[r] >= 0:
-        window = with_root_world(src.with_frames(rot, pos), rot[:, r], pos[:, r])
-        rot, pos = window.rotations, window.positions
+        rot, pos = with_root_world_of(rot, pos, src.parents, r, rot[:, r], pos[:, r])
     after = sw.i_d + n + 1
     return (np.concatenate([src.rotations[:sw.i_s + 1], rot, dst.rotations[after:]]),
             np.concatenate([src.positions[:sw.i_s + 1], pos, dst.positions[after:]]))
@@ -361,7 +367,7 @@ def _lock_window(out: Clip, planted: dict[str, np.ndarray], i_s: int, end: int) 
     for foot, mask in planted.items():
         m = mask.copy()
         m[:i_s + 1] = False
-        starts, stops = footlock._runs(m)
+        starts, stops = contact_runs(m)
         for a, b in zip(starts, stops, strict=True):
             if a > end:
                 m[a:b] = False
