@@ -9,6 +9,7 @@ import numpy as np
 from . import quat
 from .blend import mask_preset
 from .clip import Clip
+from .contacts import foot_points
 from .root import character_positions
 
 
@@ -137,16 +138,6 @@ def _joint_angular_velocity(clip: Clip, frames: tuple[int, int] | None,
     if b <= a or idx.size == 0:
         return None
     return quat.angular_velocity(clip.rotations[a - back:b, idx], clip.fps)
-
-
-def foot_points(clip: Clip) -> dict[str, tuple[list[int], list[int]]]:
-    """{'L': (joints, End Sites), 'R': ...}: each foot of the body map (ankle and every joint
-    below it) and their End Sites, the points a foot stands on (as `contacts.contacts` tracks)."""
-    feet = clip.body.feet
-    if not feet:
-        raise ValueError(f"no legs found: {clip.body.problem}")
-    return {name: (list(joints), [int(e) for e in np.flatnonzero(np.isin(clip.end_parents, joints))])
-            for name, joints in feet.items()}
 
 
 def foot_sliding(clip: Clip, contacts: Mapping[str, np.ndarray] | None = None, *,
