@@ -50,7 +50,7 @@ _FRAME_TIME = re.compile(r"^frame\s*+time\s*+:\s*+(\S*+)\s*+$", re.IGNORECASE)
 class BVHError(ValueError):
     """A malformed BVH file; `path` and `line` (1-based, or None) say where."""
 
-    def __init__(self, message: str, path: str = "<string>", line: int | None = None) -> None:
+    def __init__(self, message: str, path: str = "BVH text", line: int | None = None) -> None:
         self.path = path
         self.line = line
         # A report, not a dump: a megabyte token stays out of the message (and the UI it reaches).
@@ -77,7 +77,7 @@ def load(path: str | os.PathLike[str], *, strict: bool = False) -> Clip:
     return clip
 
 
-def loads(text: str | bytes, *, strict: bool = False, source: str = "<string>") -> Clip:
+def loads(text: str | bytes, *, strict: bool = False, source: str = "BVH text") -> Clip:
     """Read BVH text (str or bytes) into a Clip; errors name `source`."""
     if not isinstance(text, str):
         return _parse(bytes(text), source, strict)
