@@ -31,7 +31,7 @@ def fill_operator(op: Any, settings: Any, cls: type, renamed: dict[str, str] | N
             setattr(op, f.name, getattr(settings, name))
 
 
-class _StridePanel:
+class _StridePanel(bpy.types.Panel):
     """Where every Stride panel lives: the Stride tab of the 3D Viewport's sidebar."""
 
     bl_space_type = "VIEW_3D"
@@ -39,7 +39,7 @@ class _StridePanel:
     bl_category = "Stride"
 
 
-class VIEW3D_PT_stride(_StridePanel, bpy.types.Panel):
+class VIEW3D_PT_stride(_StridePanel):
     bl_label = "Stride"
 
     def draw(self, context: Any) -> None:
@@ -59,7 +59,7 @@ class VIEW3D_PT_stride(_StridePanel, bpy.types.Panel):
         row.operator("stride.export_bvh", text="Export BVH", icon="EXPORT")
 
 
-class VIEW3D_PT_stride_events(_StridePanel, bpy.types.Panel):
+class VIEW3D_PT_stride_events(_StridePanel):
     bl_label = "Events"
     bl_parent_id = "VIEW3D_PT_stride"
 
@@ -83,7 +83,7 @@ class VIEW3D_PT_stride_events(_StridePanel, bpy.types.Panel):
                       keep=("blend_time",))
 
 
-class VIEW3D_PT_stride_transition(_StridePanel, bpy.types.Panel):
+class VIEW3D_PT_stride_transition(_StridePanel):
     bl_label = "Transition"
     bl_parent_id = "VIEW3D_PT_stride"
 
@@ -113,7 +113,7 @@ class VIEW3D_PT_stride_transition(_StridePanel, bpy.types.Panel):
         fill_operator(layout.operator("stride.bake_nla_track", icon="NLA"), s, NlaBakeOptions)
 
 
-class VIEW3D_PT_stride_sync(_StridePanel, bpy.types.Panel):
+class VIEW3D_PT_stride_sync(_StridePanel):
     bl_label = "Sync Blend"
     bl_parent_id = "VIEW3D_PT_stride"
 
