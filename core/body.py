@@ -53,6 +53,9 @@ _SAMPLES = 96
 _ANKLE_FRACTION = 0.68
 # An inferred up within this angle of a file axis is that axis: files are written axis-aligned.
 _SNAP_DEGREES = 30.0
+# A joint this near its parent (a fraction of the longest bone) sits on it: CMU's zero-length
+# LHipJoint is 1e-7 m long after a trip through FBX, and must not become the hip.
+_SAME_POINT = 1e-5
 
 FeetSpec = Mapping[str, "str | int | Sequence[str | int]"]
 
@@ -129,7 +132,7 @@ def find(clip: Clip, *, feet: FeetSpec | None = None) -> Body:
     names, parents = clip.names, clip.parents
     J = clip.n_joints
     kids = skeleton.children(parents)
-    bone = np.linalg.norm(clip.offsets, axis=-1) if J else np.zeros(0)
+    bone = _bone_lengths(clip)
     end_len = np.zeros(J)
     for p, e in zip(clip.end_parents, clip.end_offsets, strict=True):
         end_len[p] = max(end_len[p], float(np.linalg.norm(e)))
@@ -231,6 +234,14 @@ def find(clip: Clip, *, feet: FeetSpec | None = None) -> Body:
 
 
 # -- the tree ------------------------------------------------------------------------------------
+
+
+def _bone_lengths(clip: Clip) -> np.ndarray:
+    """[J] each joint's offset length, 0 where it is float noise (_SAME_POINT)."""
+    if not clip.n_joints:
+        return np.zeros(0)
+    bone = np.linalg.norm(clip.offsets, axis=-1)
+    return np.where(bone > _SAME_POINT * bone.max(), bone, 0.0)
 
 
 def _reach(kids: list[list[int]], bone: np.ndarray, end_len: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -429,7 +440,7 @@ def _moving_legs(clip: Clip, kids: list[list[int]], reach: np.ndarray, main: np.
     """The two sibling chains that are the legs: alike, on opposite sides, ending lowest over the
     take. Returns their first joints (children of the pelvis), or None."""
     parents, names = clip.parents, clip.names
-    bone = np.linalg.norm(clip.offsets, axis=-1)
+    bone = _bone_lengths(clip)
     count = np.array([_subtree(parents, j).size for j in range(clip.n_joints)])
     best, best_score = None, 0.0
     for b, children in enumerate(kids):
@@ -462,8 +473,9 @@ def _low_score(parents: np.ndarray, b: int, c1: int, c2: int, wpos: np.ndarray, 
     d = mean_down / norm
     # Opposite sides: the chains' first joints off the branch (the hips) sit on either side of
     # the line the pair hangs along (the feet may both be ahead of it, toes forward).
-    o1 = (wpos[:, _off_branch(parents, b, c1, wpos)] - wpos[:, b]).mean(axis=0)
-    o2 = (wpos[:, _off_branch(parents, b, c2, wpos)] - wpos[:, b]).mean(axis=0)
+    near = _SAME_POINT * length
+    o1 = (wpos[:, _off_branch(parents, b, c1, wpos, near)] - wpos[:, b]).mean(axis=0)
+    o2 = (wpos[:, _off_branch(parents, b, c2, wpos, near)] - wpos[:, b]).mean(axis=0)
     o1, o2 = o1 - d * (o1 @ d), o2 - d * (o2 @ d)
     if o1 @ o2 >= 0.0:
         return 0.0
@@ -478,12 +490,12 @@ def _low_score(parents: np.ndarray, b: int, c1: int, c2: int, wpos: np.ndarray, 
     return float(np.median(inside - outside)) / length
 
 
-def _off_branch(parents: np.ndarray, b: int, c: int, wpos: np.ndarray) -> int:
+def _off_branch(parents: np.ndarray, b: int, c: int, wpos: np.ndarray, near: float = 0.0) -> int:
     """The first joint down from c (toward its deepest descendant) that sits away from the branch
-    joint b: CMU's LHipJoint sits on the pelvis, LeftUpLeg is the hip."""
+    joint b (further than `near`): CMU's LHipJoint sits on the pelvis, LeftUpLeg is the hip."""
     j = c
     while True:
-        if float(np.abs(wpos[:, j] - wpos[:, b]).max()) > 0.0:
+        if float(np.abs(wpos[:, j] - wpos[:, b]).max()) > near:
             return j
         below = [k for k in range(j + 1, len(parents)) if parents[k] == j]
         if not below:

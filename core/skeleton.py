@@ -74,6 +74,23 @@ def rest_positions(parents: Sequence[int] | np.ndarray, offsets: np.ndarray) -> 
     return pos
 
 
+def bone_lengths(parents: Sequence[int] | np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """[J] each joint's distance from its parent (its offset's length); 0 for top joints, whose
+    offsets place the skeleton rather than measure it."""
+    return np.where(np.asarray(parents) >= 0, np.linalg.norm(offsets, axis=-1), 0.0)
+
+
+def length_mismatch(a: np.ndarray, b: np.ndarray, rtol: float = 1e-4) -> int | None:
+    """The joint whose bone lengths a, b [J] (of the same joints in two skeletons) differ most,
+    when by more than `rtol` of the longest bone; None when every length agrees."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.size == 0:
+        return None
+    err = np.abs(a - b)
+    j = int(np.argmax(err))
+    return j if err[j] > rtol * max(float(a.max()), float(b.max()), 1e-300) else None
+
+
 def height(parents: Sequence[int] | np.ndarray, offsets: np.ndarray, end_parents: np.ndarray,
            end_offsets: np.ndarray, up: np.ndarray) -> float:
     """Skeleton height in file units: the skeleton stood straight, i.e. bone lengths summed along

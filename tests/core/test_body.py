@@ -339,3 +339,19 @@ def test_sync_blends_and_in_place_keep_joint_root_still() -> None:
         layered = blend.additive_apply(walk, blend.additive_extract(happy, walk, space), 0.7, space)
         np.testing.assert_array_equal(layered.positions[:, j], walk.positions[:, j])
         np.testing.assert_array_equal(layered.rotations[:, j], walk.rotations[:, j])
+
+
+def test_joints_a_float_away_from_their_parent_sit_on_it(cmu_clips):
+    # CMU's zero-length LHipJoint / RHipJoint come back 1e-7 m long from an FBX round trip: they must
+    # not become the hips (the hip line would be noise, and the facing with it).
+    clip = cmu_clips("02_01")
+    zero = np.linalg.norm(clip.offsets, axis=-1) == 0.0
+    assert zero[clip.names.index("LHipJoint")]
+    noise = np.where(zero[:, None], np.random.default_rng(0).normal(scale=2e-6, size=clip.offsets.shape), 0.0)
+    noisy = V.fresh(clip, offsets=clip.offsets + noise, positions=clip.positions + noise)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", body.BodyWarning)  # no 'mirrored skeleton' doubt
+        got = noisy.body
+    want = clip.body
+    assert got.legs == want.legs and got.feet == want.feet
+    np.testing.assert_allclose(got.forward, want.forward, atol=1e-4)

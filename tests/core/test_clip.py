@@ -85,3 +85,18 @@ def test_constructor_refuses_inconsistent_shapes():
         Clip(["a", "b"], [-1, 0], np.zeros((3, 3)), rotations)
     with pytest.raises(ValueError, match="parents"):
         Clip(["a", "b"], [1, -1], np.zeros((2, 3)), rotations)
+
+
+def test_bone_length_mismatch_names_the_bone_whatever_the_names_say(cmu_clips):
+    from core import skeleton
+
+    walk, run, other = cmu_clips("02_01"), cmu_clips("02_03"), cmu_clips("09_01")
+    lengths = [skeleton.bone_lengths(c.parents, c.offsets) for c in (walk, run, other)]
+    assert skeleton.length_mismatch(lengths[0], lengths[1]) is None  # one subject, one skeleton
+    j = skeleton.length_mismatch(lengths[0], lengths[2])  # subjects 02 and 09: same names, other bones
+    assert j is not None and walk.parents[j] >= 0
+    assert abs(lengths[0][j] - lengths[2][j]) == np.abs(lengths[0] - lengths[2]).max()
+    # Top joints place a skeleton; they are no bone.
+    moved = walk.offsets.copy()
+    moved[0] += 10.0
+    assert skeleton.length_mismatch(lengths[0], skeleton.bone_lengths(walk.parents, moved)) is None

@@ -454,3 +454,23 @@ def test_short_contacts_are_dropped_and_short_gaps_filled():
     brief = walker(frames=480, left_down=30.0, stance=0.1, stride=3.0)
     assert np.flatnonzero(np.diff(find_contacts(brief)["L"].astype(np.int8))).size == 8
     assert not find_contacts(brief, min_duration=0.15)["L"].any()
+
+
+@pytest.mark.parametrize("name", ["02_01", "02_03", "09_12", "131_02"])
+def test_step_seconds_is_the_time_between_footsteps_at_any_rate_the_take_is_played(name, cmu_clips):
+    clip: Clip = cmu_clips(name)
+    steps = footsteps(clip)
+    touchdowns = np.sort(np.concatenate([steps["FootDown_L"], steps["FootDown_R"]]))
+    got = contacts.step_seconds(clip)
+    assert got is not None and 0.3 <= got <= 0.8  # a person's steps
+    assert got == pytest.approx(float(np.median(np.diff(touchdowns))), rel=0.2)
+    # Keyed one file frame per 24 fps frame, the same take steps five times slower.
+    slow = clip.replace(fps=24.0)
+    assert contacts.step_seconds(slow) == pytest.approx(got * 5.0)
+
+
+def test_step_seconds_is_none_for_a_take_that_never_steps(cmu_clips):
+    clip: Clip = cmu_clips("02_01")
+    still = clip.replace(rotations=np.repeat(clip.rotations[100:101], 240, axis=0),
+                         positions=np.repeat(clip.positions[100:101], 240, axis=0))
+    assert contacts.step_seconds(still) is None
