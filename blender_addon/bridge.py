@@ -3,8 +3,14 @@
 An armature made by a BVH import (Blender's or Stride's) reads back as the file's Clip: BVH local
 rotations and translations, in BVH units and axes. Blender stores none of its importer's settings,
 so callers pass the ones they used (the defaults are Blender's); Stride's importer stores them on
-the armature (`obj["stride_bvh"]`) and those win. An armature not made by a BVH import reads in
-armature space with `axis_forward='Y', axis_up='Z'`.
+the armature (`obj["stride_bvh"]`) and those win. An armature not made by a BVH import reads as
+Blender's importer would have built it: Blender's Z-up space turned to the BVH's Y-up.
+
+Reads and writes apply the armature object's world transform (rotation, uniform scale, location,
+parents): a clip is the motion as it stands in the scene, so an armature that an FBX import left
+rotated 90 degrees about X at scale 0.01 (bones in centimeters) reads upright, in meters. The feet
+chosen on the armature (`obj.stride.left_foot` / `right_foot`, the Rig panel) set every read clip's
+body map.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -19,7 +26,7 @@ import bpy
 import numpy as np
 
 from . import compat
-from .core import armature, quat, resample
+from .core import armature, body, contacts, quat, resample, skeleton
 from .core.clip import DEFAULT_JOINT_CHANNELS, DEFAULT_ROOT_CHANNELS, POSITION_CHANNELS, Clip, snap_fps
 
 # JSON: import settings and BVH layout, on the armature object; on each action Stride writes, the
@@ -30,6 +37,11 @@ EVENTS_KEY = "stride_events"  # {track: [seconds]} on an action
 
 class BridgeError(ValueError):
     """An armature or action that cannot be read or written (message for the user)."""
+
+
+class BridgeWarning(UserWarning):
+    """What a user should hear about a read: the action's rate and the scene's differ, or actions of
+    other skeletons combined because the user allowed it. Operators report it as a WARNING."""
 
 
 def _path(bone: str, prop: str) -> str:
@@ -59,6 +71,53 @@ def import_settings(obj: Any, axis_forward: str = "-Z", axis_up: str = "Y",
         if stored:
             settings.update(json.loads(stored))
     return settings
+
+
+class Space(NamedTuple):
+    """Where an armature's bones sit in its clips' (BVH) space, the object's world transform
+    included: clip = conversion^T @ armature / scale, plus `shift` for the top joints."""
+
+    conversion: np.ndarray  # [3, 3]: BVH axes -> the armature's own (the importer's C, turned back by
+    #                         the object's world rotation)
+    scale: float  # armature units per clip unit: the import scale over the object's world scale
+    shift: np.ndarray  # [3]: the object's world location in clip units and axes
+
+
+def world_matrix(obj: Any) -> np.ndarray:
+    """[4, 4] the object's world matrix as its transform and its parents' say now (no depsgraph
+    update needed); Blender's last evaluated `matrix_world` where constraints or a bone or vertex
+    parent take part."""
+    if any(not c.mute and c.influence > 0.0 for c in obj.constraints):
+        return np.array(obj.matrix_world, dtype=np.float64)
+    basis = np.array(obj.matrix_basis, dtype=np.float64)
+    if obj.parent is None:
+        return basis
+    if obj.parent_type != "OBJECT":
+        return np.array(obj.matrix_world, dtype=np.float64)
+    return world_matrix(obj.parent) @ np.array(obj.matrix_parent_inverse, dtype=np.float64) @ basis
+
+
+def space(obj: Any, settings: dict[str, Any]) -> Space:
+    """The armature's clip space: its import settings (axes, scale) after its world transform.
+    Raises BridgeError for a transform no BVH can hold (uneven or negative scale, shear)."""
+    conversion = armature.axis_conversion(settings["axis_forward"], settings["axis_up"])
+    scale = float(settings["global_scale"])
+    world = world_matrix(obj)
+    linear = world[:3, :3]
+    sizes = np.linalg.norm(linear, axis=0)
+    size = float(sizes.mean())
+    if not (size > 0.0 and math.isfinite(size)):
+        raise BridgeError(f"armature {obj.name!r} has a zero scale in the scene: give it a scale")
+    rotation = linear / sizes
+    sheared = not np.allclose(rotation.T @ rotation, np.eye(3), atol=1e-4)
+    if sizes.max() - sizes.min() > 1e-4 * size or sheared:
+        raise BridgeError(f"armature {obj.name!r} is scaled unevenly in the scene "
+                          f"({', '.join(f'{v:.4g}' for v in sizes)}), which a BVH cannot hold: apply its "
+                          "scale (Object > Apply > Scale), or scale it evenly")
+    if np.linalg.det(rotation) < 0.0:
+        raise BridgeError(f"armature {obj.name!r} is mirrored in the scene (a negative scale), which a BVH "
+                          "cannot hold: apply its scale (Object > Apply > Scale) first")
+    return Space(rotation.T @ conversion, scale / size, conversion.T @ world[:3, 3] / scale)
 
 
 def _require_armature(obj: Any) -> None:
@@ -148,15 +207,16 @@ def action_to_clip(obj: Any, action: Any = None, *, axis_forward: str = "-Z", ax
     share frames are evaluated on a common grid. `slot`: which slot to read (an NLA strip's).
     """
     action, slot = resolve_action(obj, action, slot)
+    every = compat.fcurves(action, slot)
+    _check_object_still(obj, action, every)
     # Only bone curves make the motion: custom properties (event curves, a keyed blend weight)
     # must not stretch or misalign the frames read.
-    curves = {(fc.data_path, fc.array_index): fc for fc in compat.fcurves(action, slot)
-              if fc.data_path.startswith("pose.bones[")}
+    curves = {(fc.data_path, fc.array_index): fc for fc in every if fc.data_path.startswith("pose.bones[")}
     _check_animated_bones(obj, action, curves)
     settings = import_settings(obj, axis_forward, axis_up, global_scale, action)
     names, parents = _bones(obj, settings)
-    conversion = armature.axis_conversion(settings["axis_forward"], settings["axis_up"])
-    scale = settings["global_scale"]
+    where = space(obj, settings)
+    conversion, scale = where.conversion, where.scale
     rest, heads, tails = _rest(obj, names)
     rel_heads = _relative_heads(heads, parents, conversion)
     keyed = {k: fc for k, fc in curves.items() if len(fc.keyframe_points)}
@@ -193,6 +253,8 @@ def action_to_clip(obj: Any, action: Any = None, *, axis_forward: str = "-Z", ax
     positions = np.repeat(offsets[None], T, axis=0)
     positions[:, has_loc] = armature.pose_location_to_translation(
         rest[has_loc], rel_heads[has_loc], pose_loc[:, has_loc], conversion, scale)
+    if where.shift.any():  # the object's location moves the top joints, not their rest offsets
+        positions[:, np.asarray(parents) < 0] += where.shift
     channels = settings.get("channels") or _guess_channels(obj, names, has_loc)
     if settings.get("end_sites"):
         end_parents = [names.index(n) for n, _ in settings["end_sites"]]
@@ -236,9 +298,119 @@ def action_timing(obj: Any, action: Any = None, fps: float | None = None, slot: 
 
 def read_action(obj: Any, action: Any = None, slot: Any = None) -> tuple[Clip, Timing]:
     """An action read once: its Clip and the frame mapping of that clip's times (what a job needs
-    to write results back at the action's frames)."""
+    to write results back at the action's frames). The clip's body map stands on the feet the user
+    chose on the armature; without, the armature's feet are filled with the ones the body map
+    finds. A rate that differs from the scene's is a BridgeWarning."""
     action, slot = resolve_action(obj, action, slot)
-    return action_to_clip(obj, action, slot=slot), action_timing(obj, action, slot=slot)
+    clip = action_to_clip(obj, action, slot=slot)
+    chosen = chosen_feet(obj)
+    if chosen is not None:
+        clip = with_feet(obj, clip)
+    else:
+        remember_feet(obj, clip)
+    note = rate_note(obj, action, clip)
+    if note:
+        warnings.warn(note, BridgeWarning, stacklevel=2)
+    return clip, action_timing(obj, action, slot=slot)
+
+
+FOOT_LABELS = {"L": "Left Foot", "R": "Right Foot"}
+
+
+def chosen_feet(obj: Any) -> dict[str, str] | None:
+    """The ankles the user chose on the armature, {'L': bone, 'R': bone} (`obj.stride`, the Rig
+    panel); None while the feet are unset or still the ones the body map filled in. Raises
+    BridgeError when only one is set."""
+    settings = getattr(obj, "stride", None)
+    if settings is None:
+        return None
+    chosen = {"L": settings.left_foot.strip(), "R": settings.right_foot.strip()}
+    if not any(chosen.values()):
+        return None
+    for side, name in chosen.items():
+        if not name:
+            other = FOOT_LABELS["R" if side == "L" else "L"]
+            raise BridgeError(f"{obj.name!r} has its {other} set but no {FOOT_LABELS[side]}: choose both "
+                              "feet in the Stride sidebar (Rig), or clear both")
+    if settings.found_from and (chosen["L"], chosen["R"]) == (settings.found_left, settings.found_right):
+        return None
+    return chosen
+
+
+def with_feet(obj: Any, clip: Clip) -> Clip:
+    """`clip` with its body map built on the feet the user chose on the armature (`chosen_feet`);
+    itself when there are none. BridgeError names the setting when a foot is no bone of the clip."""
+    chosen = chosen_feet(obj)
+    if chosen is None:
+        return clip
+    for side, name in chosen.items():
+        if name not in clip.names:
+            raise BridgeError(f"{FOOT_LABELS[side]} {name!r} is no bone of {obj.name!r} that "
+                              f"{clip.name!r} reads: choose it in the Stride sidebar (Rig), or clear it")
+    try:
+        return body.with_feet(clip, chosen)
+    except ValueError as exc:
+        raise BridgeError(f"feet {chosen['L']!r}, {chosen['R']!r} of {obj.name!r}: {exc}") from None
+
+
+def remember_feet(obj: Any, clip: Clip) -> None:
+    """The armature's feet filled with the ones the clip's body map found and what from (names,
+    motion), where the user chose none; nothing where the data cannot be written (a panel's draw)."""
+    settings = getattr(obj, "stride", None)
+    b = clip.body
+    if settings is None or not b.feet:
+        return
+    found = (clip.names[b.feet["L"][0]], clip.names[b.feet["R"][0]], str(b.evidence.get("legs", "")))
+    if (settings.left_foot, settings.right_foot, settings.found_from) == found \
+            and (settings.found_left, settings.found_right) == found[:2]:
+        return
+    try:
+        settings.left_foot, settings.right_foot, settings.found_from = found
+        settings.found_left, settings.found_right = found[:2]
+    except (AttributeError, RuntimeError):
+        pass
+
+
+# A take whose steps come further apart than this plays slower than people move: people step every
+# 0.3-0.8 s, and a 120 fps take keyed one file frame per scene frame at 24 fps steps every 2-3 s.
+_SLOW_STEP_SECONDS = 1.25
+# Rates mocap is recorded at, most common first: the first that makes the steps a person's is named.
+_MOCAP_FPS = (120.0, 60.0, 30.0, 100.0, 240.0, 50.0)
+_STEP_RANGE = (0.3, 0.8)
+
+
+def rate_note(obj: Any, action: Any, clip: Clip) -> str:
+    """'' when the action plays at the rate it was keyed at; else what differs, naming both fps.
+
+    Stride stores the rate it keys an action at (its importer and its bakes), and that rate is
+    compared with the scene's. Blender's importer stores none: its keys are read at the scene's
+    rate, and a take that then steps slower than people do (core.contacts.step_seconds) was
+    most likely recorded faster (one 120 fps file frame per 24 fps scene frame)."""
+    scene = scene_fps()
+    stored = import_settings(obj, action=action).get("action_fps")
+    if stored:
+        stored = float(stored)
+        if abs(stored - scene) <= 1e-4 * scene:
+            return ""
+        speed = scene / stored
+        how = f"{1 / speed:.3g}x slower" if speed < 1.0 else f"{speed:.3g}x faster"
+        return (f"action {action.name!r} is keyed at {stored:g} fps and the scene plays at {scene:g} fps: "
+                f"it plays {how} than it was recorded (Stride reads it at its own {clip.fps:g} fps); set "
+                f"the scene's Frame Rate (Output Properties) to {stored:g} fps")
+    if not clip.body.feet:
+        return ""
+    step = contacts.step_seconds(clip)
+    if step is None or step <= _SLOW_STEP_SECONDS:
+        return ""
+    likely = next((r for r in _MOCAP_FPS if r > clip.fps and _STEP_RANGE[0] <= step * clip.fps / r
+                   <= _STEP_RANGE[1]), None)
+    guess = (f"it moves as if recorded at {likely:g} fps" if likely is not None
+             else "it was likely recorded at a higher rate")
+    fix = f"{likely:g} fps" if likely is not None else "the file's rate"
+    return (f"action {action.name!r} steps every {step:.2g} s at the scene's {scene:g} fps (its keys one "
+            f"scene frame apart, the rate Blender's importer leaves), slower than people walk: {guess}. "
+            f"Set the scene's Frame Rate (Output Properties) to {fix} and try again, or import with "
+            "Update Scene FPS")
 
 
 def property_path(prop: str) -> str:
@@ -265,11 +437,12 @@ def property_curve(obj: Any, action: Any, prop: str) -> Any:
     return curves[-1] if curves else None
 
 
-def nla_items(obj: Any, track: str = "",
-              default_blend: float = 0.25) -> tuple[list, list[float], float, str]:
+def nla_items(obj: Any, track: str = "", default_blend: float = 0.25,
+              allow_mismatch: bool = False) -> tuple[list, list[float], float, str]:
     """([(clip, start_s, end_s)] at the scene rate, blend time per junction, first frame, track
     name) for the strips of an NLA track, in order: each strip sampled at scene frames through its
-    action range, scale and repeat (and its slot); a gap between strips holds the last pose."""
+    action range, scale and repeat (and its slot); a gap between strips holds the last pose.
+    Strips of another skeleton's actions are refused unless `allow_mismatch` (check_skeleton)."""
     adt = obj.animation_data
     tracks = list(adt.nla_tracks) if adt is not None else []
     if not tracks:
@@ -303,6 +476,7 @@ def nla_items(obj: Any, track: str = "",
     for k, s in enumerate(strips):
         slot = getattr(s, "action_slot", None)
         clip, timing = read_action(obj, s.action, slot=slot)
+        check_skeleton(obj, s.action, allow_mismatch)
         n = round(s.frame_end - s.frame_start) + 1
         local = np.arange(n) / s.scale  # action frames from the strip's start
         span = s.action_frame_end - s.action_frame_start
@@ -326,6 +500,24 @@ def nla_items(obj: Any, track: str = "",
             blends.append(blend)
         items.append((strip_clip, 0.0, (n - 1) / rate))
     return items, blends, float(strips[0].frame_start), nla.name
+
+
+_OBJECT_TRANSFORM = {f"{delta}{prop}" for delta in ("", "delta_") for prop in (
+    "location", "rotation_euler", "rotation_quaternion", "rotation_axis_angle", "scale")}
+
+
+def _check_object_still(obj: Any, action: Any, curves: list[Any]) -> None:
+    """A read places the whole take by the object's transform as it is now (`space`); an action that
+    moves the object itself over the take (an FBX import keys it, but constant) is warned of."""
+    for fc in curves:
+        if fc.data_path in _OBJECT_TRANSFORM and len(fc.keyframe_points) > 1:
+            values = compat.read_keys(fc)[:, 1]
+            if values.max() - values.min() > 1e-5 * max(1.0, float(np.abs(values).max())):
+                warnings.warn(f"action {action.name!r} moves the armature object {obj.name!r} itself (its "
+                              f"{fc.data_path} changes over the take): Stride reads the bones' motion with "
+                              "the object where it stands now; move that motion onto the root bone for it "
+                              "to count", BridgeWarning, stacklevel=3)
+                return
 
 
 def _check_animated_bones(obj: Any, action: Any, curves: dict[tuple[str, int], Any]) -> None:
@@ -419,6 +611,69 @@ def progress_after(progress: Callable[[float], None] | None,
     return lambda fraction: progress(done + (1.0 - done) * fraction)
 
 
+def _lengths(obj: Any, names: list[str], parents: list[int], settings: dict[str, Any]) -> np.ndarray:
+    """[J] bone lengths (each joint's distance from its parent) in clip units, the object's world
+    scale left out: the skeleton's own measure, wherever the armature stands."""
+    _, heads, _ = _rest(obj, names)
+    up = np.asarray(parents, dtype=np.int64)
+    rel = heads - np.where((up >= 0)[:, None], heads[np.maximum(up, 0)], heads)
+    return skeleton.bone_lengths(up, rel) / float(settings["global_scale"])
+
+
+def _plays(obj: Any, action: Any) -> bool:
+    adt = obj.animation_data
+    if adt is None:
+        return False
+    return adt.action == action or any(s.action == action for t in adt.nla_tracks for s in t.strips)
+
+
+def action_skeleton(obj: Any, action: Any) -> tuple[str, dict[str, float]] | None:
+    """(what it is, {bone: length}) of the skeleton an action's keys were made for: the lengths Stride
+    stored on it when it wrote it, else those of another armature that plays it; None when neither
+    tells (an action Blender made, on no other armature)."""
+    stored = action.get(SETTINGS_KEY)
+    layout = json.loads(stored) if stored else {}
+    if layout.get("lengths") and layout.get("names"):
+        return "another skeleton", dict(zip(layout["names"], layout["lengths"], strict=False))
+    for other in bpy.data.objects:
+        if other is obj or other.type != "ARMATURE" or not _plays(other, action):
+            continue
+        settings = import_settings(other)
+        try:
+            names, parents = _bones(other, settings)
+        except BridgeError:
+            continue
+        lengths = _lengths(other, names, parents, settings).tolist()
+        return f"another skeleton (armature {other.name!r})", dict(zip(names, lengths, strict=True))
+    return None
+
+
+def check_skeleton(obj: Any, action: Any, allow: bool = False, label: str = "Allow Mismatch") -> None:
+    """Raise BridgeError when `action` was made for bones of other lengths than `obj`'s (as
+    `check_rest` refuses a file of another skeleton), naming the bone; with `allow`, a
+    BridgeWarning says so instead. `label`: how the user turns `allow` on."""
+    found = action_skeleton(obj, action)
+    if found is None:
+        return
+    where, theirs = found
+    settings = import_settings(obj)
+    names, parents = _bones(obj, settings)
+    common = [j for j, n in enumerate(names) if n in theirs and parents[j] >= 0]
+    ours = _lengths(obj, names, parents, settings)[common]
+    other = np.array([theirs[names[j]] for j in common], dtype=np.float64)
+    k = skeleton.length_mismatch(ours, other)
+    if k is None:
+        return
+    name, there, here = names[common[k]], f"{other[k]:.4g}", f"{ours[k]:.4g}"
+    if allow:
+        warnings.warn(f"action {action.name!r} was made for {where} (bone {name!r} {there} long there, "
+                      f"{here} on {obj.name!r}); combined anyway ({label})", BridgeWarning, stacklevel=2)
+        return
+    raise BridgeError(f"action {action.name!r} was made for {where}: its bone {name!r} is {there} long there "
+                      f"and {here} on {obj.name!r}, so its keys would not move this skeleton as they moved "
+                      f"that one. Use an action of this skeleton, or combine them anyway ({label})")
+
+
 def check_rest(obj: Any, clip: Clip, axis_forward: str = "-Z", axis_up: str = "Y",
                global_scale: float = 1.0) -> None:
     """Raise BridgeError unless the armature's rest offsets are the clip's: the same skeleton, not
@@ -427,9 +682,9 @@ def check_rest(obj: Any, clip: Clip, axis_forward: str = "-Z", axis_up: str = "Y
     if clip.n_joints == 0:
         return
     settings = import_settings(obj, axis_forward, axis_up, global_scale)
-    conversion = armature.axis_conversion(settings["axis_forward"], settings["axis_up"])
+    where = space(obj, settings)
     _, heads, _ = _rest(obj, list(clip.names))
-    offsets = _relative_heads(heads, clip.parents.tolist(), conversion) / settings["global_scale"]
+    offsets = _relative_heads(heads, clip.parents.tolist(), where.conversion) / where.scale
     err = np.linalg.norm(offsets - clip.offsets, axis=1)
     # Bone heads are float32: 1e-5 of the skeleton's size is far above their rounding (the longest
     # offset stands in for the height of a skeleton without one, such as a single joint).
@@ -485,21 +740,24 @@ def clip_to_action(clip: Clip, obj: Any, name: str, *, frame_start: float | None
     settings = import_settings(obj, axis_forward, axis_up, global_scale)
     names, parents = list(clip.names), clip.parents.tolist()
     check_bones(obj, clip)
-    conversion = armature.axis_conversion(settings["axis_forward"], settings["axis_up"])
-    scale = settings["global_scale"]
+    where = space(obj, settings)
+    conversion, scale = where.conversion, where.scale
     rest, heads, _ = _rest(obj, names)
     rel_heads = _relative_heads(heads, parents, conversion)
     pose_rot = quat.unroll(armature.local_to_pose(rest, clip.rotations, conversion), axis=0)
+    # The object's location moved the top joints on the way in (action_to_clip): back out here.
+    shifts = np.zeros((len(names), 3))
+    shifts[clip.parents < 0] = where.shift
     # A joint without position channels moves only where its translation leaves its offset; the
     # extremes over time tell (a reduction over frames only: a take's positions are megabytes).
-    drift = np.maximum(clip.positions.max(axis=0, initial=-np.inf) - clip.offsets,
-                       clip.offsets - clip.positions.min(axis=0, initial=np.inf)).max(axis=1)
+    drift = np.maximum(clip.positions.max(axis=0, initial=-np.inf) - shifts - clip.offsets,
+                       clip.offsets - clip.positions.min(axis=0, initial=np.inf) + shifts).max(axis=1)
     moves = (np.array([any(c in POSITION_CHANNELS for c in ch) for ch in clip.channels])
              | (drift * scale > 1e-9 * np.maximum(1.0, np.abs(clip.offsets * scale).max(axis=1))))
     moving = np.flatnonzero(moves)
     # [T, len(moving), 3]: the moving joints' locations only (usually the root's).
     pose_loc = armature.translation_to_pose_location(
-        rest[moving], rel_heads[moving], clip.positions[:, moving], conversion, scale)
+        rest[moving], rel_heads[moving], clip.positions[:, moving] - shifts[moving], conversion, scale)
     start = float(current_scene().frame_start) if frame_start is None else float(frame_start)
     frames_per_second = action_fps if action_fps is not None else scene_fps()
     frames = start + clip.times * frames_per_second
@@ -543,8 +801,11 @@ def clip_to_action(clip: Clip, obj: Any, name: str, *, frame_start: float | None
                                       frames, pose_loc[:, k, i], interpolation)
         if clip.events:
             action[EVENTS_KEY] = {k: [float(t) for t in v] for k, v in clip.events.items()}
-        # Read back and export as this clip, whatever the armature's first import was.
-        action[SETTINGS_KEY] = json.dumps(clip_layout(clip, float(frames_per_second)))
+        # Read back and export as this clip, whatever the armature's first import was; the bone
+        # lengths say which skeleton the keys were made for (check_skeleton).
+        layout = clip_layout(clip, float(frames_per_second))
+        layout["lengths"] = _lengths(obj, names, parents, settings).tolist()
+        action[SETTINGS_KEY] = json.dumps(layout)
         if assign:
             compat.assign(obj, action, slot)
     except BaseException:
