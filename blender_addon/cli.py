@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import os
 import subprocess
 import sys
@@ -25,14 +26,19 @@ from .options import (
     AUTO,
     DatasetOptions,
     EventOptions,
+    ExportOptions,
     FootstepOptions,
     ImportOptions,
     LockFeetOptions,
+    NlaBakeOptions,
     SyncOptions,
     TransitionOptions,
     default,
     help_of,
 )
+
+FEET_HELP = ("the two ankle joints, LEFT,RIGHT (default: the armature's Left/Right Foot, else the ones "
+             "the body map finds); on a .blend's armature they are kept as its feet")
 
 
 def _frames(text: str) -> tuple[int, int]:
@@ -110,6 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
          choices=["QUATERNION", "NATIVE", "XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"])
     _add(imp, ImportOptions, "frame_start")
     _add(imp, ImportOptions, "use_fps_scale")
+    _add(imp, ImportOptions, "update_scene_fps")
+    _add(imp, ImportOptions, "update_scene_duration")
     ev = sub.add_parser(
         "events", help="footstep markers and event curves for a BVH or .blend",
         description="Detect footsteps and write event-encoding, phase, contact and tag curves on every "
@@ -118,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--out", required=True, help=".blend file to write")
     for name in ("window", "sigma", "speed_mps"):
         _add(ev, EventOptions, name)
+    ev.add_argument("--feet", metavar="LEFT,RIGHT", help=FEET_HELP)
     ds = sub.add_parser(
         "export-dataset", help="training data: one .npz per BVH clip (see the README schema)",
         description="Export BVH files or folders to one .npz per clip (rotations, world positions, "
@@ -143,8 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
     length.add_argument("--cycles", type=float, help="duration in blended cycles (with --weight or --speed)")
     sb.add_argument("--mode", default=default(SyncOptions, "mode").lower(), type=str.lower,
                     choices=["linear", "harmonic", "leader"], help=help_of(SyncOptions, "mode"))
-    for name in ("frames_a", "frames_b", "in_place", "cyclic", "mask", "lock_feet"):
+    for name in ("frames_a", "frames_b", "in_place", "cyclic", "mask", "lock_feet", "allow_mismatch"):
         _add(sb, SyncOptions, name)
+    sb.add_argument("--feet", metavar="LEFT,RIGHT", help=FEET_HELP)
     sb.add_argument("--out", required=True, help="OUT.bvh or OUT.blend")
     methods = ["dead", "inertialize", "crossfade"]
     tr = sub.add_parser(
@@ -162,6 +172,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help=help_of(TransitionOptions, "halflife") + " (default: auto)")
     _add(tr, TransitionOptions, "mask")
     _add(tr, TransitionOptions, "lock_feet")
+    _add(tr, TransitionOptions, "allow_mismatch")
+    tr.add_argument("--feet", metavar="LEFT,RIGHT", help=FEET_HELP)
     tr.add_argument("--out", required=True, help="OUT.bvh or OUT.blend")
     sq = sub.add_parser(
         "sequence", help="chain BVH takes with transitions: A@0:2 B@0.5:3 ...",
@@ -172,6 +184,8 @@ def build_parser() -> argparse.ArgumentParser:
     sq.add_argument("--method", default="dead", type=str.lower, choices=methods,
                     help=help_of(TransitionOptions, "method"))
     _add(sq, TransitionOptions, "lock_feet")
+    _add(sq, NlaBakeOptions, "allow_mismatch")
+    sq.add_argument("--feet", metavar="LEFT,RIGHT", help=FEET_HELP)
     sq.add_argument("--out", required=True, help="OUT.bvh or OUT.blend")
     ins = sub.add_parser(
         "inspect", help="print what Stride reads from a skeleton: legs, feet, up, facing, unit",
@@ -192,6 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
     lf.add_argument("--action", help="action name in a .blend (default: the armature's active action)")
     for name in ("blend_time", "lower_pelvis", "speed_mps"):
         _add(lf, LockFeetOptions, name)
+    lf.add_argument("--feet", metavar="LEFT,RIGHT", help=FEET_HELP)
     lf.add_argument("--out", required=True, help="OUT.bvh or OUT.blend")
     export = sub.add_parser("export", help="write an armature's action as a BVH file",
                             description="Write an armature's action as a BVH file.")
@@ -199,6 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help=".blend file to open first (default: the open file)")
     export.add_argument("--armature", help="armature object name (default: active or only armature)")
     export.add_argument("--action", help="action name (default: the armature's active action)")
+    _add(export, ExportOptions, "global_scale")
     export.add_argument("--out", required=True, help="BVH file to write")
     return parser
 
@@ -209,6 +225,16 @@ def main(argv: Sequence[str]) -> int:
         args = parser.parse_args(list(argv))
     except SystemExit as exc:  # --help, or bad usage
         return int(exc.code or 0)
+    notes: list[str] = []
+    try:
+        with jobs.reported(notes):
+            return _run(args)
+    finally:
+        for note in notes:  # what the bridge warned of: rates, skeletons combined
+            print(f"stride {args.command}: warning: {note}", file=sys.stderr)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         if getattr(args, "blend_file", None):
             bpy.ops.wm.open_mainfile(filepath=args.blend_file)
@@ -230,7 +256,7 @@ def main(argv: Sequence[str]) -> int:
             return _inspect(args)
         if args.command == "export":
             obj = jobs.find_armature(args.armature)
-            clip = jobs.export_bvh(obj, args.action, args.out)
+            clip = jobs.export_bvh(obj, args.out, options=_options(ExportOptions, args))
             print(f"stride: wrote {args.out}: {clip.n_joints} joints, {clip.n_frames} frames "
                   f"at {clip.fps:g} fps")
     except jobs.USER_ERRORS as exc:
@@ -278,6 +304,7 @@ def _events(args: argparse.Namespace) -> int:
     if not armatures:
         raise jobs.JobError(f"{source.name} has no armature with an action")
     for obj in armatures:
+        _choose_feet(args, obj)
         action, counts, feet = jobs.detect_footsteps(obj, options=_options(FootstepOptions, args))
         _, written = jobs.write_event_curves(obj, options=_options(EventOptions, args))
         steps = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
@@ -295,6 +322,7 @@ def _lock_feet(args: argparse.Namespace) -> int:
     if source.suffix.lower() == ".blend":
         bpy.ops.wm.open_mainfile(filepath=str(source))
         obj = jobs.find_armature(args.armature)
+        _choose_feet(args, obj)
         act, clip, notes = jobs.lock_feet_action(obj, options=options)
         for note in notes[1:]:
             print(f"stride lock-feet: warning: {note}", file=sys.stderr)
@@ -304,7 +332,7 @@ def _lock_feet(args: argparse.Namespace) -> int:
             jobs.save_blend(args.out)
         print(f"stride: {act.name!r}: {clip.n_frames} frames ({notes[0]}); wrote {args.out}")
         return 0
-    clip = bvh.load(source)
+    clip = _with_feet(args, bvh.load(source))
     out, notes = jobs.lock_feet_clip(clip, options=options)
     for note in notes[1:]:
         print(f"stride lock-feet: warning: {note}", file=sys.stderr)
@@ -324,12 +352,39 @@ def _inspect(args: argparse.Namespace) -> int:
         if source is not None:
             bpy.ops.wm.open_mainfile(filepath=str(source))
         obj = jobs.find_armature(args.armature)
-        clip = bridge.action_to_clip(obj, args.action)
+        # The armature's own feet, unless --feet names others.
+        clip = (bridge.action_to_clip(obj, args.action) if args.feet
+                else bridge.read_action(obj, args.action)[0])
     feet = _feet(args.feet)
     if feet is not None:
         clip = body.with_feet(clip, {"L": feet[0], "R": feet[1]})
     print(body.inspect(clip))
     return 0
+
+
+def _choose_feet(args: argparse.Namespace, obj: Any) -> None:
+    """`--feet` kept as the armature's feet (its Stride Rig settings), as choosing them in the
+    sidebar does; the armature's own stay when it is not given."""
+    feet = _feet(getattr(args, "feet", None))
+    if feet is None:
+        return
+    for name in feet:
+        if name not in obj.data.bones:
+            raise jobs.JobError(f"--feet: armature {obj.name!r} has no bone {name!r}")
+    obj.stride.left_foot, obj.stride.right_foot = feet
+
+
+def _with_feet(args: argparse.Namespace, clip: Clip) -> Clip:
+    """A BVH take's clip with its body map on `--feet` when given."""
+    from .core import body
+
+    feet = _feet(getattr(args, "feet", None))
+    if feet is None:
+        return clip
+    for name in feet:
+        if name not in clip.names:
+            raise jobs.JobError(f"--feet: {clip.name!r} has no joint {name!r}")
+    return body.with_feet(clip, {"L": feet[0], "R": feet[1]})
 
 
 def _feet(text: str | None) -> tuple[str, str] | None:
@@ -380,9 +435,11 @@ def _write_clip(clip: Clip, source: Path, out: str, name: str) -> None:
 
 
 # The transition options as the CLI names them, for its errors.
-TRANSITION_LABELS = {"source_time": "--at", "target_time": "--dst-at", "method": "--method", "mask": "--mask"}
+TRANSITION_LABELS = {"source_time": "--at", "target_time": "--dst-at", "method": "--method", "mask": "--mask",
+                     "allow_mismatch": "--allow-mismatch"}
 SYNC_LABELS = {"frames_a": "--frames-a", "frames_b": "--frames-b", "mode": "--mode", "mask": "--mask",
-               "cycle_hint": "Give its cycle's frames (--frames-a, --frames-b)"}
+               "cycle_hint": "Give its cycle's frames (--frames-a, --frames-b)",
+               "allow_mismatch": "--allow-mismatch"}
 
 
 def _options(cls: type, args: argparse.Namespace, **overrides: Any) -> Any:
@@ -393,7 +450,7 @@ def _options(cls: type, args: argparse.Namespace, **overrides: Any) -> Any:
 
 
 def _transition(args: argparse.Namespace) -> int:
-    src, dst = bvh.load(args.a), bvh.load(args.b)
+    src, dst = _with_feet(args, bvh.load(args.a)), _with_feet(args, bvh.load(args.b))
     halflife = {} if args.halflife is None else {"halflife_mode": "FIXED", "halflife": args.halflife}
     options = _options(TransitionOptions, args, method=args.method.upper(), **halflife)
     if args.target_time is None:  # --dst-at auto
@@ -421,30 +478,33 @@ def _sequence(args: argparse.Namespace) -> int:
                                 ) from None
         if not path:
             raise jobs.JobError(f"{item!r}: expected FILE@START:END in seconds, e.g. walk.bvh@0:2.5")
-    items = [(bvh.load(path), start, end) for path, start, end in spans]
+    items = [(_with_feet(args, bvh.load(path)), start, end) for path, start, end in spans]
+    for (a, _, _), (b, _, _) in itertools.pairwise(items):
+        jobs.check_lengths(a, b, args.allow_mismatch, "--allow-mismatch")
     clip = transition.sequence(items, args.blend_time, method, lock_feet=args.lock_feet)
     _write_clip(clip, Path(args.items[0].rpartition("@")[0]), args.out, f"sequence ({args.method})")
     return 0
 
 
-def _clip_from(path: str) -> tuple[Clip, Path, bridge.Timing]:
+def _clip_from(path: str, args: argparse.Namespace) -> tuple[Clip, Path, bridge.Timing]:
     """A clip from a BVH file (its frames counted from 1, as imported), or from the active action of a
-    .blend's armature; with the timing its frames count in."""
+    .blend's armature; with the timing its frames count in. Feet: `--feet`, else the armature's."""
     source = Path(path)
     if source.suffix.lower() != ".blend":
-        clip = bvh.load(source)
+        clip = _with_feet(args, bvh.load(source))
         return clip, source, bridge.Timing(1.0, clip.fps)
     if not source.is_file():
         raise jobs.JobError(f"no such file: {path!r}")
     bpy.ops.wm.open_mainfile(filepath=str(source))
     obj = jobs.find_armature()
+    _choose_feet(args, obj)
     clip, timing = bridge.read_action(obj)
     return clip, source, timing
 
 
 def _sync_blend(args: argparse.Namespace) -> int:
-    a, source, timing_a = _clip_from(args.a)
-    b, _, timing_b = _clip_from(args.b)
+    a, source, timing_a = _clip_from(args.a, args)
+    b, _, timing_b = _clip_from(args.b, args)
     unit = {"duration": args.seconds, "duration_unit": "SECONDS"} if args.cycles is None else {
         "duration": args.cycles, "duration_unit": "CYCLES"}
     curve = None

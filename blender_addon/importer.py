@@ -29,12 +29,15 @@ ROTATE_MODES = ("QUATERNION", "NATIVE", *armature.EULER_MODES)
 def import_bvh(context: Any, filepath: str | Path, *, axis_forward: str = "-Z", axis_up: str = "Y",
                global_scale: float = 1.0, rotate_mode: str = "QUATERNION", frame_start: int = 1,
                use_fps_scale: bool = False, scale_preset: str = "NONE", target: Any = None,
+               update_scene_fps: bool = True, update_scene_duration: bool = True,
                progress: Callable[[float], None] | None = None) -> tuple[Any, Any]:
     """Import one BVH file: (armature object, action).
 
     `target`: an existing armature with the same skeleton to add the action to (a new armature
     otherwise). On any error nothing is left behind (the new armature, its data and action are
-    removed) and the error propagates: BVHError names the file and line.
+    removed) and the error propagates: BVHError names the file and line. `update_scene_fps`,
+    `update_scene_duration`: Blender's importer options of those names (the scene takes the file's
+    rate, which leaves Scale FPS nothing to scale; its frame range grows to the take's end).
     """
     if scale_preset not in SCALE_PRESETS:
         raise ValueError(f"scale_preset must be one of {', '.join(SCALE_PRESETS)}, not {scale_preset!r}")
@@ -50,7 +53,8 @@ def import_bvh(context: Any, filepath: str | Path, *, axis_forward: str = "-Z", 
     scale = float(global_scale) * SCALE_PRESETS[scale_preset]
     name = bpy.path.display_name_from_filepath(str(filepath))
     scene = context.scene
-    action_fps = bridge.scene_fps(scene) if use_fps_scale else clip.fps
+    # The scene takes the file's rate once the import has worked; keys are at that rate already.
+    action_fps = bridge.scene_fps(scene) if use_fps_scale and not update_scene_fps else clip.fps
     created: list[Any] = []
     try:
         if target is None:
@@ -72,7 +76,19 @@ def import_bvh(context: Any, filepath: str | Path, *, axis_forward: str = "-Z", 
         for block in reversed(created):
             _remove(block)
         raise
+    if update_scene_fps:
+        _update_scene_fps(scene, clip.fps)
+    if update_scene_duration:
+        last = math.ceil(frame_start + clip.duration * action_fps - 1e-6)
+        scene.frame_end = max(scene.frame_end, last)
     return obj, action
+
+
+def _update_scene_fps(scene: Any, fps: float) -> None:
+    """The scene's rate set to `fps` as Blender's importer sets it: a whole number over a base
+    (29.97 fps is 30 / 1.001)."""
+    whole = max(1, round(fps))
+    scene.render.fps, scene.render.fps_base = whole, whole / fps
 
 
 def _settings(clip: Clip, scale: float, axis_forward: str, axis_up: str, action_fps: float) -> dict:

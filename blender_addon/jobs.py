@@ -7,7 +7,9 @@ Every function raises `JobError` (or a subclass of ValueError) with a message me
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from .options import (
     SYNC_MODES,
     DecodeOptions,
     EventOptions,
+    ExportOptions,
     FootstepOptions,
     ImportOptions,
     LockFeetOptions,
@@ -36,6 +39,25 @@ class JobError(ValueError):
 
 
 USER_ERRORS = (JobError, bridge.BridgeError, bvh.BVHError, ValueError, OSError)
+
+
+@contextmanager
+def reported(notes: list[str]) -> Iterator[list[str]]:
+    """Collect into `notes` (each once) the BridgeWarnings raised inside, for an operator's report or
+    the CLI's stderr: a rate that differs from the scene's, skeletons combined though they differ.
+    Other warnings go on as they would have."""
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", bridge.BridgeWarning)
+            yield notes
+    finally:
+        for w in caught:
+            if issubclass(w.category, bridge.BridgeWarning):
+                if str(w.message) not in notes:
+                    notes.append(str(w.message))
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 def find_armature(name: str | None = None, context: Any = None) -> Any:
@@ -60,12 +82,20 @@ def find_armature(name: str | None = None, context: Any = None) -> Any:
     raise JobError(f"several armatures ({names}): select one or name it")
 
 
-def export_bvh(obj: Any, action: str | None, path: str | Path) -> Clip:
-    """Write an armature's action (the active one by default) to a BVH file, atomically."""
-    clip = bridge.action_to_clip(obj, action or None)
+def export_bvh(obj: Any, path: str | Path, *, options: ExportOptions) -> Clip:
+    """Write an armature's action (the active one by default) to a BVH file, atomically: the motion
+    as it stands in the scene (the object's world transform applied), at the action's own rate,
+    lengths times Scale."""
+    act, _ = bridge.resolve_action(obj, options.action or None)
+    clip = bridge.action_to_clip(obj, act)
     if clip.n_frames == 0:
         raise JobError(f"action {clip.name!r} has no keys to export")
-    bvh.save(clip, path)
+    note = bridge.rate_note(obj, act, clip)
+    if note:
+        warnings.warn(note, bridge.BridgeWarning, stacklevel=2)
+    if not (options.global_scale > 0.0 and np.isfinite(options.global_scale)):
+        raise JobError(f"Scale must be a positive number, not {options.global_scale:g}")
+    bvh.save(clip.scaled(options.global_scale) if options.global_scale != 1.0 else clip, path)
     return clip
 
 
@@ -154,6 +184,9 @@ def detect_footsteps(obj: Any, *, options: FootstepOptions) -> tuple[Any, dict[s
         else:
             hint = (f"no foot comes to rest near the floor below {used:.2g} m/s: try a higher "
                     f"Foot Speed (e.g. {2 * used:.2g} m/s)")
+        rate = bridge.rate_note(obj, act, clip)
+        if rate:  # the likely cause, rather than advice on a speed that is not the problem
+            raise JobError(f"no footsteps found in {act.name!r}: {rate}")
         raise JobError(f"no footsteps found in {act.name!r}: {hint}; or check the units (Stride reads "
                        f"{clip.meters_per_unit:g} m per unit from the skeleton's height)")
     counts = {track: len(times) for track, times in steps.items()}
@@ -320,7 +353,27 @@ TRANSITION_METHODS = tuple(METHODS)
 # How the options are named to the user, in the panel's words; the CLI passes its flags instead.
 OPERATOR_LABELS = {"source_time": "Source Time", "target_time": "Target Time", "method": "Method",
                    "mask": "Mask", "frames_a": "A Frames", "frames_b": "B Frames",
-                   "time_hint": " (the clock button uses the current frame)"}
+                   "time_hint": " (the clock button uses the current frame)",
+                   "allow_mismatch": "Allow Mismatch"}
+
+
+def check_lengths(a: Clip, b: Clip, allow: bool, label: str = "Allow Mismatch") -> None:
+    """Refuse (JobError) two clips of one joint tree whose bone lengths differ, naming the bone, as
+    `import --single-armature` refuses such files; with `allow`, a BridgeWarning says so instead."""
+    from .core import skeleton
+
+    a.check_compatible(b)
+    k = skeleton.length_mismatch(skeleton.bone_lengths(a.parents, a.offsets),
+                                 skeleton.bone_lengths(b.parents, b.offsets))
+    if k is None:
+        return
+    la, lb = (float(np.linalg.norm(c.offsets[k])) for c in (a, b))
+    what = f"bone {a.names[k]!r} is {la:.4g} long in {a.name!r} and {lb:.4g} in {b.name!r}"
+    if allow:
+        warnings.warn(f"{what}: combined anyway ({label})", bridge.BridgeWarning, stacklevel=2)
+        return
+    raise JobError(f"{what}: another skeleton, whose motion would not fit this one. Use takes of one "
+                   f"skeleton, or combine them anyway ({label})")
 
 
 def core_method(method: str, label: str = "Method") -> str:
@@ -361,7 +414,7 @@ def transition_clip(src: Clip, dst: Clip, *, options: TransitionOptions,
             raise JobError(f"{labels[key]} {seconds:g} s is outside {clip.name!r}, which lasts "
                            f"{clip.duration:.2f} s: pick a time inside it{labels.get('time_hint', '')}")
     method = core_method(options.method, labels["method"])
-    src.check_compatible(dst)
+    check_lengths(src, dst, options.allow_mismatch, labels.get("allow_mismatch", "Allow Mismatch"))
     extra: dict[str, Any] = {"mask": joint_mask(src, options.mask, labels["mask"]),
                              "lock_feet": options.lock_feet}
     if method == "dead":
@@ -378,6 +431,8 @@ def find_target_time(obj: Any, *, options: TransitionOptions) -> float:
     src_action = resolve_source(obj, options.source_action)
     dst_action, _ = bridge.resolve_action(obj, options.target_action)
     (src, _), (dst, _) = bridge.read_action(obj, src_action), bridge.read_action(obj, dst_action)
+    for act in (src_action, dst_action):
+        bridge.check_skeleton(obj, act, options.allow_mismatch)
     return best_target_time(src, dst, options.source_time)
 
 
@@ -431,6 +486,8 @@ def bake_transition(obj: Any, *, options: TransitionOptions,
     dst_action, _ = bridge.resolve_action(obj, options.target_action)
     src, timing = bridge.read_action(obj, src_action)
     dst, _ = bridge.read_action(obj, dst_action)
+    for act in (src_action, dst_action):
+        bridge.check_skeleton(obj, act, options.allow_mismatch)
     out = transition_clip(src, dst, options=options)
     name = f"{src_action.name} > {dst_action.name} ({options.method.lower()})"
     return write_result(obj, out, name, timing, src_action, progress), out
@@ -442,7 +499,8 @@ def bake_nla_track(obj: Any, *, options: NlaBakeOptions,
     from .core import transition
 
     method = core_method(options.method)
-    items, blends, start, track_name = bridge.nla_items(obj, options.track, options.blend_time)
+    items, blends, start, track_name = bridge.nla_items(obj, options.track, options.blend_time,
+                                                        options.allow_mismatch)
     out = transition.sequence(items, blends, method, lock_feet=options.lock_feet)
     name = f"{track_name} baked ({options.method.lower()})"
     return write_result(obj, out, name, bridge.Timing(start, bridge.scene_fps()), progress=progress), out
@@ -453,7 +511,8 @@ def bake_nla_track(obj: Any, *, options: NlaBakeOptions,
 WEIGHT_PROPERTY = "stride_blend_weight"
 
 SYNC_LABELS = {"frames_a": "A Frames", "frames_b": "B Frames", "mode": "Cycle Length", "mask": "Mask",
-               "duration": "Duration", "cycle_hint": "Run Detect Footsteps on it, or give its cycle's frames"}
+               "duration": "Duration", "cycle_hint": "Run Detect Footsteps on it, or give its cycle's frames",
+               "allow_mismatch": "Allow Mismatch"}
 
 
 def cycle_of(clip: Clip, timing: bridge.Timing, frames: tuple[int, int], straighten: bool = False,
@@ -501,6 +560,7 @@ def sync_clip(a: Clip, b: Clip, *, options: SyncOptions, timing_a: bridge.Timing
     # Blender's Cycles modifier then repeats it seamlessly.
     closed = loops(options)
     hint = labels["cycle_hint"]
+    check_lengths(a, b, options.allow_mismatch, labels.get("allow_mismatch", "Allow Mismatch"))
     a = cycle_of(a, timing_a, options.frames_a, closed, labels["frames_a"], hint)
     b = cycle_of(b, timing_b, options.frames_b, closed, labels["frames_b"], hint)
     a.check_compatible(b)
@@ -568,6 +628,8 @@ def bake_sync_blend(obj: Any, *, options: SyncOptions,
     if options.weight_mode == "CURVE" and options.duration_unit != "CYCLES":
         curve = _weight_curve(obj, act_a, start, rate, options.duration)
     (a, timing_a), (b, timing_b) = bridge.read_action(obj, act_a), bridge.read_action(obj, act_b)
+    for act in (act_a, act_b):
+        bridge.check_skeleton(obj, act, options.allow_mismatch)
     out, used = sync_clip(a, b, options=options, timing_a=timing_a, timing_b=timing_b, curve=curve)
     name = f"{act_a.name} + {act_b.name} sync ({options.mode.lower()})"
     closed = loops(options)

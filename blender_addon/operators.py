@@ -23,6 +23,7 @@ from . import bridge, jobs
 from .options import (
     DecodeOptions,
     EventOptions,
+    ExportOptions,
     FootstepOptions,
     ImportOptions,
     LockFeetOptions,
@@ -43,11 +44,19 @@ class _JobOperator(bpy.types.Operator):
         raise NotImplementedError
 
     def execute(self, context: Any) -> set[str]:  # type: ignore[override]
+        notes: list[str] = []  # what the bridge warned of (rates, skeletons), reported as warnings
+        error = ""
         try:
-            return self.run(context)
+            with jobs.reported(notes):
+                return self.run(context)
         except jobs.USER_ERRORS as exc:
-            self.report({"ERROR"}, str(exc))
+            error = str(exc)
+            self.report({"ERROR"}, error)
             return {"CANCELLED"}
+        finally:
+            for note in notes:
+                if note not in error:
+                    self.report({"WARNING"}, note)
 
 
 class STRIDE_OT_import_bvh(_JobOperator, ImportHelper):
@@ -81,6 +90,9 @@ class STRIDE_OT_import_bvh(_JobOperator, ImportHelper):
         + [(m, f"Euler ({m})", f"Euler {m}") for m in ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")])
     frame_start: IntProperty(name="Start Frame", **prop(ImportOptions, "frame_start"))  # type: ignore[valid-type]
     use_fps_scale: BoolProperty(name="Scale FPS", **prop(ImportOptions, "use_fps_scale"))  # type: ignore[valid-type]
+    update_scene_fps: BoolProperty(name="Update Scene FPS", **prop(ImportOptions, "update_scene_fps"))  # type: ignore[valid-type]
+    update_scene_duration: BoolProperty(  # type: ignore[valid-type]
+        name="Update Scene Duration", **prop(ImportOptions, "update_scene_duration"))
 
     def invoke(self, context: Any, event: Any) -> set[str]:  # type: ignore[override]
         # Dropped files arrive with their path set: ask for the options, not for a file.
@@ -130,11 +142,14 @@ class STRIDE_OT_export_bvh(_JobOperator, ExportHelper):  # type: ignore[misc]
     filename_ext = ".bvh"
     filepath: StringProperty(subtype="FILE_PATH")  # type: ignore[valid-type]
     filter_glob: StringProperty(default="*.bvh", options={"HIDDEN"})  # type: ignore[valid-type]
-    action: StringProperty(  # type: ignore[valid-type]
-        name="Action", description="Action to export (empty: the armature's active action)")
+    action: StringProperty(name="Action", **prop(ExportOptions, "action"))  # type: ignore[valid-type]
+    global_scale: FloatProperty(  # type: ignore[valid-type]
+        name="Scale", min=1e-6, max=1e6, soft_min=0.001, soft_max=1000.0,
+        **prop(ExportOptions, "global_scale"))
 
     def run(self, context: Any) -> set[str]:
-        clip = jobs.export_bvh(jobs.find_armature(context=context), self.action, self.filepath)
+        clip = jobs.export_bvh(jobs.find_armature(context=context), self.filepath,
+                               options=from_source(ExportOptions, self))
         self.report({"INFO"}, f"Exported {clip.n_frames} frames of {clip.name!r} to {self.filepath}")
         return {"FINISHED"}
 
@@ -252,6 +267,7 @@ class STRIDE_OT_bake_transition(_ActionOperator):
                             **prop(TransitionOptions, "halflife"))
     mask: StringProperty(name="Mask", **prop(TransitionOptions, "mask"))  # type: ignore[valid-type]
     lock_feet: BoolProperty(name="Lock Feet", **prop(TransitionOptions, "lock_feet"))  # type: ignore[valid-type]
+    allow_mismatch: BoolProperty(name="Allow Mismatch", **prop(TransitionOptions, "allow_mismatch"))  # type: ignore[valid-type]
 
     def run(self, context: Any) -> set[str]:
         with _progress(context) as step:
@@ -274,6 +290,7 @@ class STRIDE_OT_bake_nla_track(_ActionOperator):
                               **prop(NlaBakeOptions, "blend_time"))
     method: EnumProperty(name="Method", items=_METHOD_ITEMS, **prop(NlaBakeOptions, "method"))  # type: ignore[valid-type]
     lock_feet: BoolProperty(name="Lock Feet", **prop(NlaBakeOptions, "lock_feet"))  # type: ignore[valid-type]
+    allow_mismatch: BoolProperty(name="Allow Mismatch", **prop(NlaBakeOptions, "allow_mismatch"))  # type: ignore[valid-type]
 
     def run(self, context: Any) -> set[str]:
         with _progress(context) as step:
@@ -317,6 +334,7 @@ class STRIDE_OT_bake_sync_blend(_ActionOperator):
     cyclic: BoolProperty(name="Cyclic", **prop(SyncOptions, "cyclic"))  # type: ignore[valid-type]
     mask: StringProperty(name="Mask", **prop(SyncOptions, "mask"))  # type: ignore[valid-type]
     lock_feet: BoolProperty(name="Lock Feet", **prop(SyncOptions, "lock_feet"))  # type: ignore[valid-type]
+    allow_mismatch: BoolProperty(name="Allow Mismatch", **prop(SyncOptions, "allow_mismatch"))  # type: ignore[valid-type]
 
     def run(self, context: Any) -> set[str]:
         with _progress(context) as step:

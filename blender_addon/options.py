@@ -53,6 +53,12 @@ def action() -> Any:
     return opt("", "Action (empty: the active one)")
 
 
+def allow_mismatch() -> Any:
+    """Allow Mismatch, for every command that combines actions (see bridge.check_skeleton)."""
+    return opt(False, "Combine actions made for bones of other lengths (another skeleton) instead of "
+                      "refusing them", flag="--allow-mismatch")
+
+
 @dataclass(frozen=True)
 class ImportOptions:
     axis_forward: str = opt("-Z", "Forward axis of the file", flag="--axis-forward")
@@ -63,6 +69,17 @@ class ImportOptions:
     frame_start: int = opt(1, "Frame of the file's first frame", flag="--frame-start")
     use_fps_scale: bool = opt(False, "Key at the scene's rate, so the motion plays in real time "
                                      "(else one key per frame)", flag="--fps-scale")
+    update_scene_fps: bool = opt(True, "Set the scene's frame rate to the file's (then Scale FPS has "
+                                       "nothing to scale)", flag="--update-scene-fps")
+    update_scene_duration: bool = opt(True, "Extend the scene's frame range to the end of the take",
+                                      flag="--update-scene-duration")
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    action: str = action()
+    global_scale: float = opt(1.0, "Scale applied to every length written (1: the armature's own "
+                                   "units: a BVH import's file units, else the scene's)", flag="--scale")
 
 
 @dataclass(frozen=True)
@@ -116,6 +133,7 @@ class TransitionOptions:
     halflife: float = opt(0.3, "Fixed half-life (dead blending)", "s", "--halflife")
     mask: str = opt("", MASK_HELP + "; joints outside it cut over", flag="--mask")
     lock_feet: bool = lock_feet()
+    allow_mismatch: bool = allow_mismatch()
 
 
 @dataclass(frozen=True)
@@ -124,6 +142,7 @@ class NlaBakeOptions:
     blend_time: float = opt(0.25, "Where strips set no Blend In/Out", "s", "--blend")
     method: str = opt("DEAD", "DEAD, INERTIALIZE or CROSSFADE", flag="--method")
     lock_feet: bool = lock_feet()
+    allow_mismatch: bool = allow_mismatch()
 
 
 @dataclass(frozen=True)
@@ -158,6 +177,7 @@ class SyncOptions:
                        flag="--cyclic")
     mask: str = opt("", MASK_HELP, flag="--mask")
     lock_feet: bool = lock_feet()
+    allow_mismatch: bool = allow_mismatch()
 
 
 def default(cls: type, name: str) -> Any:

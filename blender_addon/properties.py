@@ -51,6 +51,8 @@ class StrideSettings(bpy.types.PropertyGroup):
     # One Lock Feet for the transition and the sync blend bakes (the same declaration in both).
     lock_feet: BoolProperty(name="Lock Feet", **prop(S, "lock_feet"))  # type: ignore[valid-type]
     sync_mask: StringProperty(name="Mask", **prop(S, "mask"))  # type: ignore[valid-type]
+    # One Allow Mismatch for every bake that combines actions (the Rig panel shows it).
+    allow_mismatch: BoolProperty(name="Allow Mismatch", **prop(T, "allow_mismatch"))  # type: ignore[valid-type]
 
 
 CLASSES = (StrideSettings,)

@@ -349,7 +349,7 @@ def test_single_armature_takes_a_file_with_fewer_joints_and_reads_it_back_as_tha
     assert got.names == want.names and got.channels == want.channels
     assert_same_motion(got, want)
     out = tmp_path / "again.bvh"
-    stride.jobs.export_bvh(obj, action.name, out)
+    stride.jobs.export_bvh(obj, out, options=stride.options.ExportOptions(action=action.name))
     assert bvh.load(out).channels == want.channels
     assert_same_motion(bvh.load(out), want)
 

@@ -17,6 +17,7 @@ from test_sync import keys_of
 # (operator, CLI subcommand or None, options class name)
 COMMANDS = [
     ("import_bvh", "import", "ImportOptions"),
+    ("export_bvh", "export", "ExportOptions"),
     ("detect_footsteps", "events", "FootstepOptions"),
     ("write_event_curves", "events", "EventOptions"),
     ("detect_events_from_curves", None, "DecodeOptions"),
@@ -26,7 +27,7 @@ COMMANDS = [
     ("lock_feet", "lock-feet", "LockFeetOptions"),
 ]
 # Operator properties that are no setting of the job: the file browser's.
-FILE_BROWSER = {"rna_type", "filepath", "directory", "files", "filter_glob"}
+FILE_BROWSER = {"rna_type", "filepath", "directory", "files", "filter_glob", "check_existing"}
 
 
 def fields_of(stride, name):
@@ -174,7 +175,8 @@ SIDEBAR = {"speed_mps": ("EventOptions", "speed_mps"), "window": ("EventOptions"
            "weight_mode": ("SyncOptions", "weight_mode"), "target_speed": ("SyncOptions", "speed_mps"),
            "duration": ("SyncOptions", "duration"), "duration_unit": ("SyncOptions", "duration_unit"),
            "sync_mode": ("SyncOptions", "mode"), "in_place": ("SyncOptions", "in_place"),
-           "sync_mask": ("SyncOptions", "mask"), "lock_feet": ("SyncOptions", "lock_feet")}
+           "sync_mask": ("SyncOptions", "mask"), "lock_feet": ("SyncOptions", "lock_feet"),
+           "allow_mismatch": ("TransitionOptions", "allow_mismatch")}
 
 
 def test_sidebar_settings_are_options_fields_and_reach_the_operators(scene, stride):
