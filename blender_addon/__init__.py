@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import bpy
 
-from . import cli, operators, panels, properties
+from . import cli, operators, panels, properties, rig
 
-_CLASSES = (*properties.CLASSES, *operators.CLASSES, *panels.CLASSES)
+_CLASSES = (*properties.CLASSES, *operators.CLASSES, *panels.CLASSES, *rig.CLASSES)
 
 
 def register() -> None:
     for cls in _CLASSES:
         bpy.utils.register_class(cls)
     properties.register()
+    rig.register()
     operators.register_menus()
     global _cli_handle
     _cli_handle = bpy.utils.register_cli_command("stride", cli.main)
@@ -29,6 +30,7 @@ def unregister() -> None:
         bpy.utils.unregister_cli_command(_cli_handle)
         _cli_handle = None
     operators.unregister_menus()
+    rig.unregister()
     properties.unregister()
     for cls in reversed(_CLASSES):
         bpy.utils.unregister_class(cls)
