@@ -86,6 +86,14 @@ def _armature(context: Any) -> Any:
     return obj
 
 
+def _has_armature(cls: Any, context: Any) -> bool:
+    obj = context.active_object
+    if obj is None or obj.type != "ARMATURE":
+        cls.poll_message_set("Select an armature")
+        return False
+    return True
+
+
 class STRIDE_OT_feet_preset(bpy.types.Operator):
     """Set Left Foot and Right Foot to the ankle bones of a common rig"""
 
@@ -96,6 +104,10 @@ class STRIDE_OT_feet_preset(bpy.types.Operator):
     preset: EnumProperty(  # type: ignore[valid-type]
         name="Rig", description="The rig whose ankle bones to use",
         items=[(key, label, f"{left}, {right}") for key, (label, left, right) in PRESETS.items()])
+
+    @classmethod
+    def poll(cls, context: Any) -> bool:
+        return _has_armature(cls, context)
 
     def execute(self, context: Any) -> set[str]:  # type: ignore[override]
         try:
@@ -121,6 +133,16 @@ class STRIDE_OT_find_feet(bpy.types.Operator):
     bl_idname = "stride.find_feet"
     bl_label = "Find Feet"
     bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context: Any) -> bool:
+        if not _has_armature(cls, context):
+            return False
+        adt = context.active_object.animation_data
+        if adt is None or adt.action is None:
+            cls.poll_message_set("The armature has no action to read its feet from")
+            return False
+        return True
 
     def execute(self, context: Any) -> set[str]:  # type: ignore[override]
         try:

@@ -215,6 +215,9 @@ def test_presets_and_find_feet_fill_the_feet(stride, rig_folder):
     assert stride.rig.preset_feet(bones, "MIXAMO") == ("mixamorig1:LeftFoot", "mixamorig1:RightFoot")
     for preset, (_, left, right) in stride.rig.PRESETS.items():
         assert stride.rig.preset_feet([left, right], preset) == (left, right)
+    bpy.context.view_layer.objects.active = None
+    assert not bpy.ops.stride.feet_preset.poll() and not bpy.ops.stride.find_feet.poll()
+    assert not stride.rig.VIEW3D_PT_stride_rig.poll(bpy.context)
 
 
 @pytest.mark.parametrize("kind", KINDS)
