@@ -114,7 +114,7 @@ class _StridePanel:
         return getattr(context.scene, "stride", None) is not None and not jobs.unmet(context, cls.needs)
 
 
-class VIEW3D_PT_stride(_StridePanel):
+class VIEW3D_PT_stride(_StridePanel, bpy.types.Panel):
     bl_label = "Stride"
 
     @classmethod
@@ -133,7 +133,7 @@ class VIEW3D_PT_stride(_StridePanel):
         row.operator("stride.export_bvh", text="Export BVH", icon="EXPORT")
 
 
-class VIEW3D_PT_stride_events(_StridePanel):
+class VIEW3D_PT_stride_events(_StridePanel, bpy.types.Panel):
     bl_label = "Events"
     bl_parent_id = "VIEW3D_PT_stride"
 
@@ -187,7 +187,7 @@ class VIEW3D_PT_stride_lock_feet(_StridePanel, bpy.types.Panel):
         _button(layout, context, "stride.lock_feet", LockFeetOptions, jobs.ACTION, "PINNED")
 
 
-class VIEW3D_PT_stride_transition(_StridePanel):
+class VIEW3D_PT_stride_transition(_StridePanel, bpy.types.Panel):
     bl_label = "Transition"
     bl_parent_id = "VIEW3D_PT_stride"
 
@@ -267,7 +267,7 @@ class VIEW3D_PT_stride_nla(_StridePanel, bpy.types.Panel):
         _button(layout, context, "stride.bake_nla_track", NlaBakeOptions, jobs.NLA_TRACK, "NLA")
 
 
-class VIEW3D_PT_stride_sync(_StridePanel):
+class VIEW3D_PT_stride_sync(_StridePanel, bpy.types.Panel):
     bl_label = "Sync Blend"
     bl_parent_id = "VIEW3D_PT_stride"
 
