@@ -159,12 +159,14 @@ def build_parser() -> argparse.ArgumentParser:
     methods = ["dead", "inertialize", "crossfade"]
     tr = sub.add_parser(
         "transition", help="bake a transition from one BVH take into another",
-        description="Play A until --at seconds, then transition into B from --dst-at seconds. "
-                    "Writes a BVH, or a .blend with A's armature and the baked action.")
+        description="Play A until --at seconds, then transition into B from --dst-at seconds until "
+                    "--dst-end (B's end by default). Writes a BVH, or a .blend with A's armature and the "
+                    "baked action.")
     tr.add_argument("a", help="source BVH")
     tr.add_argument("b", help="destination BVH (same skeleton)")
     _add(tr, TransitionOptions, "source_time", required=True)
     _add(tr, TransitionOptions, "target_time", type=_seconds_or_auto, metavar="SECONDS|auto")
+    _add(tr, TransitionOptions, "target_end")
     _add(tr, TransitionOptions, "blend_time")
     tr.add_argument("--method", default="dead", type=str.lower, choices=methods,
                     help=help_of(TransitionOptions, "method"))
@@ -225,47 +227,47 @@ def main(argv: Sequence[str]) -> int:
         args = parser.parse_args(list(argv))
     except SystemExit as exc:  # --help, or bad usage
         return int(exc.code or 0)
-    notes: list[str] = []
-    try:
-        with jobs.reported(notes):
-            return _run(args)
-    finally:
-        for note in notes:  # what the bridge warned of: rates, skeletons combined
-            print(f"stride {args.command}: warning: {note}", file=sys.stderr)
+    error = ""
+    code = 1
+    # The core's warnings (contacts in doubt, events merged, ...) go to stderr once the command ends.
+    with jobs.core_warnings() as warned:
+        try:
+            code = _run(args)
+        except jobs.USER_ERRORS as exc:
+            error = str(exc)
+        except RuntimeError as exc:  # bpy.ops failures (e.g. a .blend that cannot be opened)
+            error = str(exc).strip().removeprefix("Error:").strip()  # Blender's own prefix, once is enough
+    for message in warned:
+        print(f"stride {args.command}: warning: {message}", file=sys.stderr)
+    if error:
+        print(f"stride {args.command}: error: {error}", file=sys.stderr)
+        return 1
+    return code
 
 
 def _run(args: argparse.Namespace) -> int:
-    try:
-        if getattr(args, "blend_file", None):
-            bpy.ops.wm.open_mainfile(filepath=args.blend_file)
-        if args.command == "import":
-            return _import(args)
-        if args.command == "events":
-            return _events(args)
-        if args.command == "export-dataset":
-            return _export_dataset(args)
-        if args.command == "transition":
-            return _transition(args)
-        if args.command == "sync-blend":
-            return _sync_blend(args)
-        if args.command == "sequence":
-            return _sequence(args)
-        if args.command == "lock-feet":
-            return _lock_feet(args)
-        if args.command == "inspect":
-            return _inspect(args)
-        if args.command == "export":
-            obj = jobs.find_armature(args.armature)
-            clip = jobs.export_bvh(obj, args.out, options=_options(ExportOptions, args))
-            print(f"stride: wrote {args.out}: {clip.n_joints} joints, {clip.n_frames} frames "
-                  f"at {clip.fps:g} fps")
-    except jobs.USER_ERRORS as exc:
-        print(f"stride {args.command}: error: {exc}", file=sys.stderr)
-        return 1
-    except RuntimeError as exc:  # bpy.ops failures (e.g. a .blend that cannot be opened)
-        message = str(exc).strip().removeprefix("Error:").strip()  # Blender's own prefix, once is enough
-        print(f"stride {args.command}: error: {message}", file=sys.stderr)
-        return 1
+    """The subcommand, with its exit code."""
+    if getattr(args, "blend_file", None):
+        bpy.ops.wm.open_mainfile(filepath=args.blend_file)
+    if args.command == "import":
+        return _import(args)
+    if args.command == "events":
+        return _events(args)
+    if args.command == "export-dataset":
+        return _export_dataset(args)
+    if args.command == "transition":
+        return _transition(args)
+    if args.command == "sync-blend":
+        return _sync_blend(args)
+    if args.command == "sequence":
+        return _sequence(args)
+    if args.command == "lock-feet":
+        return _lock_feet(args)
+    if args.command == "inspect":
+        return _inspect(args)
+    obj = jobs.find_armature(args.armature)  # export
+    clip = jobs.export_bvh(obj, args.out, options=_options(ExportOptions, args))
+    print(f"stride: wrote {args.out}: {clip.n_joints} joints, {clip.n_frames} frames at {clip.fps:g} fps")
     return 0
 
 
@@ -323,7 +325,7 @@ def _lock_feet(args: argparse.Namespace) -> int:
         bpy.ops.wm.open_mainfile(filepath=str(source))
         obj = jobs.find_armature(args.armature)
         _choose_feet(args, obj)
-        act, clip, notes = jobs.lock_feet_action(obj, options=options)
+        act, clip, notes = jobs.lock_feet_action(obj, options=options, lower_pelvis="--lower-pelvis")
         for note in notes[1:]:
             print(f"stride lock-feet: warning: {note}", file=sys.stderr)
         if args.out.lower().endswith(".bvh"):
@@ -333,7 +335,7 @@ def _lock_feet(args: argparse.Namespace) -> int:
         print(f"stride: {act.name!r}: {clip.n_frames} frames ({notes[0]}); wrote {args.out}")
         return 0
     clip = _with_feet(args, bvh.load(source))
-    out, notes = jobs.lock_feet_clip(clip, options=options)
+    out, notes = jobs.lock_feet_clip(clip, options=options, lower_pelvis="--lower-pelvis")
     for note in notes[1:]:
         print(f"stride lock-feet: warning: {note}", file=sys.stderr)
     _write_clip(out, source, args.out, f"{clip.name} (feet locked)")
@@ -435,8 +437,8 @@ def _write_clip(clip: Clip, source: Path, out: str, name: str) -> None:
 
 
 # The transition options as the CLI names them, for its errors.
-TRANSITION_LABELS = {"source_time": "--at", "target_time": "--dst-at", "method": "--method", "mask": "--mask",
-                     "allow_mismatch": "--allow-mismatch"}
+TRANSITION_LABELS = {"source_time": "--at", "target_time": "--dst-at", "target_end": "--dst-end",
+                     "method": "--method", "mask": "--mask", "allow_mismatch": "--allow-mismatch"}
 SYNC_LABELS = {"frames_a": "--frames-a", "frames_b": "--frames-b", "mode": "--mode", "mask": "--mask",
                "cycle_hint": "Give its cycle's frames (--frames-a, --frames-b)",
                "allow_mismatch": "--allow-mismatch"}

@@ -7,11 +7,13 @@ Every function raises `JobError` (or a subclass of ValueError) with a message me
 from __future__ import annotations
 
 import dataclasses
+import math
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import bpy
 import numpy as np
@@ -31,6 +33,7 @@ from .options import (
     NlaBakeOptions,
     SyncOptions,
     TransitionOptions,
+    label_of,
 )
 
 
@@ -40,24 +43,73 @@ class JobError(ValueError):
 
 USER_ERRORS = (JobError, bridge.BridgeError, bvh.BVHError, ValueError, OSError)
 
+# Core warnings name the core's keywords; a command tells the user its own option instead, or
+# nothing where it has no such option (a transition's feet lock without Lower Pelvis).
+LOWER_PELVIS_HINT = ". lower_pelvis=True lowers the pelvis instead"
+NO_CORE_WORDS = {LOWER_PELVIS_HINT: ""}
+
+
+def in_user_words(message: str, words: Mapping[str, str] = NO_CORE_WORDS) -> str:
+    """A core message with each phrase of `words` replaced by what the user knows it as."""
+    for core, user in words.items():
+        message = message.replace(core, user)
+    return message
+
 
 @contextmanager
-def reported(notes: list[str]) -> Iterator[list[str]]:
-    """Collect into `notes` (each once) the BridgeWarnings raised inside, for an operator's report or
-    the CLI's stderr: a rate that differs from the scene's, skeletons combined though they differ.
-    Other warnings go on as they would have."""
+def core_warnings(words: Mapping[str, str] = NO_CORE_WORDS) -> Iterator[list[str]]:
+    """The warnings the core raises inside the block (EventWarning, ContactWarning, FootLockWarning,
+    BodyWarning, ...: every UserWarning), as messages in user words, each once, in the list
+    yielded (filled when the block ends, even by an error), for an operator's report or the CLI's
+    stderr. Other warnings are shown as usual."""
+    messages: list[str] = []
     caught: list[warnings.WarningMessage] = []
     try:
         with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", bridge.BridgeWarning)
-            yield notes
+            warnings.simplefilter("always", UserWarning)
+            yield messages
     finally:
         for w in caught:
-            if issubclass(w.category, bridge.BridgeWarning):
-                if str(w.message) not in notes:
-                    notes.append(str(w.message))
+            if issubclass(w.category, UserWarning):
+                text = in_user_words(str(w.message), words)
+                if text not in messages:
+                    messages.append(text)
             else:
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+                warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+
+
+# What an operator needs in its context (its poll); `unmet` says what is missing.
+ARMATURE, ACTION, TWO_ACTIONS, NLA_TRACK = "ARMATURE", "ACTION", "TWO_ACTIONS", "NLA_TRACK"
+
+
+def unmet(context: Any, need: str) -> str:
+    """Why a command that needs `need` (ARMATURE, ACTION: an armature with an action, TWO_ACTIONS:
+    and a second action to go into or blend with, NLA_TRACK: an armature with NLA strips) cannot run
+    in `context`, as a poll message; '' when it can. Cheap: polls and panels call it on every
+    redraw."""
+    try:
+        obj = find_armature(context=context)
+    except JobError as exc:
+        return _sentence(str(exc))
+    adt = obj.animation_data
+    if need == ARMATURE:
+        return ""
+    if need == NLA_TRACK:
+        if adt is None or not len(adt.nla_tracks):
+            return (f"{obj.name!r} has no NLA tracks: push actions down to the NLA and arrange them "
+                    "as strips on one track")
+        if not any(len(t.strips) for t in adt.nla_tracks):
+            return f"{obj.name!r} has no NLA strips: add action strips to a track"
+        return ""
+    if adt is None or adt.action is None:
+        return f"{obj.name!r} has no action: import a BVH take, or assign an action in the Action Editor"
+    if need == TWO_ACTIONS and len(bpy.data.actions) < 2:
+        return f"No second action to go into or blend with: import another take (only {adt.action.name!r})"
+    return ""
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def find_armature(name: str | None = None, context: Any = None) -> Any:
@@ -163,13 +215,24 @@ def detect_footsteps(obj: Any, *, options: FootstepOptions) -> tuple[Any, dict[s
     """FootDown_L / FootDown_R pose markers on the action, exact times kept: (action, counts, what
     the feet are: their names and what decided them, and any doubt the body map or the contacts
     have). Foot Speed 0: Auto."""
-    import warnings
-
-    from .core import contacts
     from .markers import replace_track
 
-    speed = foot_speed(options.speed_mps)
     act, _, clip, timing = _armature_action(obj, options.action)
+    steps, doubts = find_footsteps(clip, act.name, foot_speed(options.speed_mps),
+                                   bridge.rate_note(obj, act, clip))
+    counts = {track: len(times) for track, times in steps.items()}
+    for track, times in steps.items():
+        replace_track(act, track, times, timing)
+    return act, counts, "; ".join([feet_note(clip), *doubts])
+
+
+def find_footsteps(clip: Clip, name: str, speed: float | None,
+                   rate: str = "") -> tuple[dict[str, np.ndarray], list[str]]:
+    """({'FootDown_L': seconds, 'FootDown_R': ...}, the contacts' doubts) of action `name`'s clip;
+    JobError, saying what to try, when there are none. `speed`: Foot Speed, None for Auto; `rate`:
+    what differs between the action's rate and the scene's (bridge.rate_note), the likelier cause."""
+    from .core import contacts
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", contacts.ContactWarning)
         steps = contacts.footsteps(clip, speed_mps=speed)
@@ -184,15 +247,11 @@ def detect_footsteps(obj: Any, *, options: FootstepOptions) -> tuple[Any, dict[s
         else:
             hint = (f"no foot comes to rest near the floor below {used:.2g} m/s: try a higher "
                     f"Foot Speed (e.g. {2 * used:.2g} m/s)")
-        rate = bridge.rate_note(obj, act, clip)
         if rate:  # the likely cause, rather than advice on a speed that is not the problem
-            raise JobError(f"no footsteps found in {act.name!r}: {rate}")
-        raise JobError(f"no footsteps found in {act.name!r}: {hint}; or check the units (Stride reads "
+            raise JobError(f"no footsteps found in {name!r}: {rate}")
+        raise JobError(f"no footsteps found in {name!r}: {hint}; or check the units (Stride reads "
                        f"{clip.meters_per_unit:g} m per unit from the skeleton's height)")
-    counts = {track: len(times) for track, times in steps.items()}
-    for track, times in steps.items():
-        replace_track(act, track, times, timing)
-    return act, counts, "; ".join([feet_note(clip), *doubts])
+    return steps, doubts
 
 
 def contact_masks(act: Any, slot: Any, timing: bridge.Timing, clip: Clip) -> dict[str, np.ndarray] | None:
@@ -211,24 +270,25 @@ def contact_masks(act: Any, slot: Any, timing: bridge.Timing, clip: Clip) -> dic
     return out if len(out) == 2 else None
 
 
-def lock_feet_action(obj: Any, *, options: LockFeetOptions,
-                     progress: Callable[[float], None] | None = None) -> tuple[Any, Clip, list[str]]:
+def lock_feet_action(obj: Any, *, options: LockFeetOptions, progress: Callable[[float], None] | None = None,
+                     lower_pelvis: str = label_of(LockFeetOptions, "lower_pelvis")
+                     ) -> tuple[Any, Clip, list[str]]:
     """A new action with the planted feet of the action (the active one by default) held where they
     land: (action, clip, notes). Contacts come from the action's `stride_contact_L/R` curves when
     it has them (Write Event Curves; edit them to say where a foot is planted), else they are
-    detected (Foot Speed 0: Auto)."""
+    detected (Foot Speed 0: Auto). `lower_pelvis`: as for lock_feet_clip."""
     act, slot, clip, timing = _armature_action(obj, options.action)
-    out, notes = lock_feet_clip(clip, options=options, masks=contact_masks(act, slot, timing, clip))
+    out, notes = lock_feet_clip(clip, options=options, masks=contact_masks(act, slot, timing, clip),
+                                lower_pelvis=lower_pelvis)
     result = write_result(obj, out, f"{act.name} (feet locked)", timing, source=act, progress=progress)
     return result, out, notes
 
 
-def lock_feet_clip(clip: Clip, *, options: LockFeetOptions,
-                   masks: dict[str, np.ndarray] | None = None) -> tuple[Clip, list[str]]:
+def lock_feet_clip(clip: Clip, *, options: LockFeetOptions, masks: dict[str, np.ndarray] | None = None,
+                   lower_pelvis: str = label_of(LockFeetOptions, "lower_pelvis")) -> tuple[Clip, list[str]]:
     """`clip` with its planted feet held: (clip, notes: where the contacts came from, then any doubt
-    about them or the lock). `masks`: the contacts, else detected."""
-    import warnings
-
+    about them or the lock). `masks`: the contacts, else detected. `lower_pelvis`: that option's
+    name, as the user knows it (the CLI's flag), for the notes."""
     from .core import contacts, footlock
 
     notes = ["contacts from the action's stride_contact curves" if masks is not None else "contacts detected"]
@@ -238,8 +298,9 @@ def lock_feet_clip(clip: Clip, *, options: LockFeetOptions,
             masks = contacts.contacts(clip, speed_mps=foot_speed(options.speed_mps))
         out = footlock.lock_feet(clip, contacts=masks, blend_time=options.blend_time,
                                  lower_pelvis=options.lower_pelvis)
-    notes += [str(w.message) for w in caught if issubclass(w.category, (footlock.FootLockWarning,
-                                                                      contacts.ContactWarning))]
+    words = {LOWER_PELVIS_HINT: f". {lower_pelvis} lowers the pelvis instead"}
+    notes += [in_user_words(str(w.message), words) for w in caught
+              if issubclass(w.category, (footlock.FootLockWarning, contacts.ContactWarning))]
     return out, notes
 
 
@@ -351,10 +412,10 @@ def detect_events_from_curves(obj: Any, *, options: DecodeOptions) -> tuple[Any,
 TRANSITION_METHODS = tuple(METHODS)
 
 # How the options are named to the user, in the panel's words; the CLI passes its flags instead.
-OPERATOR_LABELS = {"source_time": "Source Time", "target_time": "Target Time", "method": "Method",
-                   "mask": "Mask", "frames_a": "A Frames", "frames_b": "B Frames",
+OPERATOR_LABELS = {**{name: label_of(TransitionOptions, name)
+                      for name in ("source_time", "target_time", "target_end", "method", "mask")},
                    "time_hint": " (the clock button uses the current frame)",
-                   "allow_mismatch": "Allow Mismatch"}
+                   "allow_mismatch": label_of(TransitionOptions, "allow_mismatch")}
 
 
 def check_lengths(a: Clip, b: Clip, allow: bool, label: str = "Allow Mismatch") -> None:
@@ -413,14 +474,25 @@ def transition_clip(src: Clip, dst: Clip, *, options: TransitionOptions,
         if not 0.0 <= seconds <= clip.duration + 0.5 / clip.fps:
             raise JobError(f"{labels[key]} {seconds:g} s is outside {clip.name!r}, which lasts "
                            f"{clip.duration:.2f} s: pick a time inside it{labels.get('time_hint', '')}")
+    end = options.target_end
+    if end and not options.target_time < end <= dst.duration + 0.5 / dst.fps:
+        raise JobError(f"{labels['target_end']} {end:g} s must come after {labels['target_time']} "
+                       f"({options.target_time:g} s) and inside {dst.name!r}, which lasts "
+                       f"{dst.duration:.2f} s (0: to its end)")
     method = core_method(options.method, labels["method"])
     check_lengths(src, dst, options.allow_mismatch, labels.get("allow_mismatch", "Allow Mismatch"))
     extra: dict[str, Any] = {"mask": joint_mask(src, options.mask, labels["mask"]),
                              "lock_feet": options.lock_feet}
     if method == "dead":
         extra["halflife"] = "auto" if options.halflife_mode == "AUTO" else options.halflife
-    return transition.METHODS[method](src, dst, options.source_time, options.target_time,
-                                      options.blend_time, **extra)
+    out = transition.METHODS[method](src, dst, options.source_time, options.target_time,
+                                     options.blend_time, **extra)
+    if not end:
+        return out
+    # The output is src's frames to the switch, then dst's from Target Time, both at src's rate
+    # (frames rounded as the core rounds them): cut it where dst reaches Target End.
+    fps = src.fps
+    return out[:round(options.source_time * fps) + round(end * fps) - round(options.target_time * fps) + 1]
 
 
 def find_target_time(obj: Any, *, options: TransitionOptions) -> float:
@@ -479,7 +551,8 @@ def write_result(obj: Any, clip: Clip, name: str, timing: bridge.Timing, source:
 def bake_transition(obj: Any, *, options: TransitionOptions,
                     progress: Callable[[float], None] | None = None) -> tuple[Any, Clip]:
     """A new action: the source action until Source Time, then a transition into the target action
-    from Target Time (seconds in each action's own time). Sources are never modified."""
+    from Target Time to Target End (its end for 0; seconds in each action's own time). Sources are
+    never modified."""
     if not options.target_action:
         raise JobError("choose a target action to transition into")
     src_action = resolve_source(obj, options.source_action)
@@ -513,6 +586,10 @@ WEIGHT_PROPERTY = "stride_blend_weight"
 SYNC_LABELS = {"frames_a": "A Frames", "frames_b": "B Frames", "mode": "Cycle Length", "mask": "Mask",
                "duration": "Duration", "cycle_hint": "Run Detect Footsteps on it, or give its cycle's frames",
                "allow_mismatch": "Allow Mismatch"}
+
+
+CYCLES_NEED_ONE_WEIGHT = ("a duration in cycles needs one weight: use a Constant or Speed weight, or "
+                          "give the duration in seconds")
 
 
 def cycle_of(clip: Clip, timing: bridge.Timing, frames: tuple[int, int], straighten: bool = False,
@@ -552,8 +629,7 @@ def sync_clip(a: Clip, b: Clip, *, options: SyncOptions, timing_a: bridge.Timing
     if options.mode.upper() not in SYNC_MODES:
         raise JobError(f"{labels['mode']} must be one of {', '.join(SYNC_MODES)}, not {options.mode!r}")
     if options.duration_unit == "CYCLES" and options.weight_mode == "CURVE":
-        raise JobError("a duration in cycles needs one weight: use a Constant or Speed weight, or "
-                       "give the duration in seconds")
+        raise JobError(CYCLES_NEED_ONE_WEIGHT)
     # One loop: whole blended cycles at one weight, from straightened cycles so that the heading
     # closes too. Blended cycles are rarely whole frames long, so such a bake is sampled on a grid
     # that closes exactly (its last key is its first, one loop on) and keyed at the scene's rate;
@@ -565,20 +641,12 @@ def sync_clip(a: Clip, b: Clip, *, options: SyncOptions, timing_a: bridge.Timing
     b = cycle_of(b, timing_b, options.frames_b, closed, labels["frames_b"], hint)
     a.check_compatible(b)
     core_mode = options.mode.lower()
-    used: float | None = None
-    w: Any
-    if options.weight_mode == "SPEED":
-        try:
-            used = sync.weight_for_speed(a, b, options.speed_mps, core_mode)
-        except ValueError as exc:
-            raise JobError(str(exc)) from None
-        w = used
-    elif options.weight_mode == "CURVE":
+    used = sync_weight(a, b, options)
+    w: Any = used
+    if used is None:
         if curve is None:
             raise JobError("a Curve weight needs its keys")
         w = curve
-    else:
-        used = w = float(options.weight)
     duration, fps = options.duration, None
     if options.duration_unit == "CYCLES":
         assert used is not None  # refused above for a weight curve
@@ -588,6 +656,21 @@ def sync_clip(a: Clip, b: Clip, *, options: SyncOptions, timing_a: bridge.Timing
     out = sync.sync_blend(a, b, w, duration, mode=core_mode, fps=fps,
                           mask=joint_mask(a, options.mask, labels["mask"]), lock_feet=options.lock_feet)
     return (root.in_place(out) if options.in_place else out), used
+
+
+def sync_weight(a: Clip, b: Clip, options: SyncOptions) -> float | None:
+    """The one weight of a blend of cycles a and b: Weight, or the weight that travels at Speed;
+    None for a Curve weight."""
+    from .core import sync
+
+    if options.weight_mode == "CURVE":
+        return None
+    if options.weight_mode != "SPEED":
+        return float(options.weight)
+    try:
+        return sync.weight_for_speed(a, b, options.speed_mps, options.mode.lower())
+    except ValueError as exc:
+        raise JobError(str(exc)) from None
 
 
 def add_cycles_modifiers(obj: Any, action: Any) -> None:
@@ -605,14 +688,46 @@ def _weight_curve(obj: Any, action: Any, start: float, rate: float,
     it is keyed while A plays) over the bake."""
     curve = bridge.property_curve(obj, action, WEIGHT_PROPERTY)
     if curve is None or not len(curve.keyframe_points):
-        if WEIGHT_PROPERTY not in obj.keys():
-            obj[WEIGHT_PROPERTY] = 0.0
+        scene = bridge.current_scene()
+        first, last = key_weight_curve(obj, action, scene.frame_start, scene.frame_end)
         raise JobError(f"key the armature property {WEIGHT_PROPERTY!r} in action {action.name!r} "
-                       "(0 = action A, 1 = action B) "
-                       "over the frames to bake, then bake again")
+                       f"(0 = action A, 1 = action B) over the frames to bake, then bake again: it "
+                       f"now ramps from 0 at frame {first:g} to 1 at frame {last:g}, to edit")
     times = np.arange(int(np.floor(duration * rate + 1e-9)) + 1) / rate
     weights = np.array([curve.evaluate(start + t * rate) for t in times])
     return times, np.clip(weights, 0.0, 1.0)
+
+
+def key_weight_curve(obj: Any, action: Any, first: float, last: float) -> tuple[float, float]:
+    """Key the armature property stride_blend_weight in `action` (its slot for `obj`) from 0 at
+    frame `first` to 1 at frame `last` (linear), adding the property; (first, last)."""
+    if WEIGHT_PROPERTY not in obj.keys():
+        obj[WEIGHT_PROPERTY] = 0.0
+    _, slot = bridge.resolve_action(obj, action)
+    fc = bridge.property_curve(obj, action, WEIGHT_PROPERTY)
+    if fc is None:
+        fc = compat.new_fcurve(compat.channelbag(action, slot, create=True),
+                               bridge.property_path(WEIGHT_PROPERTY), 0, group="Stride")
+    last = max(float(last), float(first) + 1.0)
+    compat.write_keys(fc, np.array([float(first), last]), np.array([0.0, 1.0]), "LINEAR")
+    return float(first), last
+
+
+def ensure_weight_curve(context: Any, options: SyncOptions) -> bool:
+    """When action A (as the bake finds it) has no stride_blend_weight keys, key them from 0 at the
+    scene's first frame to 1 at its last; whether it did (not without an armature and action)."""
+    if unmet(context, ACTION):
+        return False
+    obj = find_armature(context=context)
+    try:
+        action = resolve_source(obj, options.action_a)
+        curve = bridge.property_curve(obj, action, WEIGHT_PROPERTY)
+        if curve is not None and len(curve.keyframe_points):
+            return False
+        key_weight_curve(obj, action, context.scene.frame_start, context.scene.frame_end)
+    except USER_ERRORS:  # action A named but missing, or with no slot for the armature
+        return False
+    return True
 
 
 def bake_sync_blend(obj: Any, *, options: SyncOptions,
@@ -637,3 +752,158 @@ def bake_sync_blend(obj: Any, *, options: SyncOptions,
     if closed:
         add_cycles_modifiers(obj, action)
     return action, out, used
+
+
+# -- previews -------------------------------------------------------------------------------------
+
+# The sidebar shows what a bake will find before it runs. Panels redraw on every mouse move over
+# them, so results are kept by what they depend on: the action (its name, how many curves and keys
+# it has, its frame range and stored events: an edit that adds or removes keys, retimes the action
+# or moves footsteps changes them), the scene's rate, and the options read. Errors are kept too,
+# so a take without footsteps is not searched again on every redraw.
+_PREVIEWS: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+_PREVIEWS_KEPT = 32
+
+
+def forget_previews() -> None:
+    """Drop every kept preview (the sidebar's Refresh button)."""
+    _PREVIEWS.clear()
+
+
+def _kept(key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
+    """compute(), once per key; a user error is kept as its message and raised again as a JobError."""
+    if key not in _PREVIEWS:
+        try:
+            _PREVIEWS[key] = compute()
+        except USER_ERRORS as exc:
+            _PREVIEWS[key] = JobError(str(exc))
+        while len(_PREVIEWS) > _PREVIEWS_KEPT:
+            _PREVIEWS.popitem(last=False)
+    _PREVIEWS.move_to_end(key)
+    value = _PREVIEWS[key]
+    if isinstance(value, JobError):
+        raise JobError(str(value))
+    return value
+
+
+def action_key(obj: Any, action: Any) -> tuple[Any, ...]:
+    """What an action's previews depend on (cheap to read on every redraw)."""
+    curves = compat.fcurves(action, compat.action_slot(action, obj))
+    stored = action.get(bridge.EVENTS_KEY)
+    return (obj.name, action.name, len(curves), sum(len(fc.keyframe_points) for fc in curves),
+            tuple(action.frame_range), repr(stored.to_dict()) if stored is not None else "",
+            bridge.scene_fps())
+
+
+class FootstepPreview(NamedTuple):
+    """What Detect Footsteps will find on an action: its markers per track and the cadence."""
+
+    action: str
+    steps: dict[str, int]  # {'FootDown_L': n, 'FootDown_R': m}
+    cadence: float  # steps per minute from the first footstep to the last (nan below two)
+    problem: str  # why none will be found ('' when some are)
+
+
+def preview_footsteps(obj: Any, *, options: FootstepOptions) -> FootstepPreview:
+    """The footsteps Detect Footsteps finds with these options, kept between redraws."""
+    name = options.action
+    try:
+        act, _ = bridge.resolve_action(obj, options.action or None)
+        name = act.name
+        speed = foot_speed(options.speed_mps)
+
+        def compute() -> FootstepPreview:
+            clip, _ = bridge.read_action(obj, act)
+            if clip.n_frames < 2:
+                raise JobError(f"action {act.name!r} has fewer than two frames")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # the operator reports them
+                steps, _ = find_footsteps(clip, act.name, speed)
+            times = np.sort(np.concatenate([np.asarray(t, dtype=np.float64) for t in steps.values()]))
+            span = float(times[-1] - times[0]) if len(times) > 1 else 0.0
+            cadence = 60.0 * (len(times) - 1) / span if span > 0.0 else math.nan
+            return FootstepPreview(act.name, {k: len(v) for k, v in steps.items()}, cadence, "")
+
+        return _kept(("footsteps", action_key(obj, act), speed), compute)
+    except USER_ERRORS as exc:
+        return FootstepPreview(name, {}, math.nan, str(exc))
+
+
+class CyclePreview(NamedTuple):
+    """One action's cycle as Bake Sync Blend cuts it."""
+
+    action: str
+    seconds: float  # the cycle's length
+    steps: dict[str, int]  # footsteps in the action the cycle is cut between ({'FootDown_L': n, ...})
+
+
+class SyncPreview(NamedTuple):
+    """What Bake Sync Blend will bake with these options, before it runs."""
+
+    a: CyclePreview | None
+    b: CyclePreview | None
+    weight: float  # the one weight: Weight, or the one that travels at Speed (nan for a Curve)
+    cycle_seconds: float  # one blended cycle at that weight (nan for a Curve)
+    speed_mps: float  # the speed the blend travels at that weight (nan for a Curve)
+    speed_range: tuple[float, float]  # the speeds Speed can ask for (weights 0 and 1), slowest first
+    problem: str  # what stops the bake ('' when nothing does)
+
+
+_NO_SPEEDS = (math.nan, math.nan)
+
+
+def _cycle_preview(obj: Any, action: Any, frames: tuple[int, int], straighten: bool,
+                   label: str) -> tuple[Clip, CyclePreview]:
+    """(cycle, preview) of an action as sync_clip cuts it (the same call), kept between redraws."""
+    from .core import contacts
+
+    def compute() -> tuple[Clip, CyclePreview]:
+        clip, timing = bridge.read_action(obj, action)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # the operator reports them
+            cycle = cycle_of(clip, timing, frames, straighten, label)
+            marks = {k: v for k, v in clip.events.items() if k.startswith("FootDown_")}
+            steps = marks or contacts.footsteps(clip)
+        counts = {k: len(v) for k, v in sorted(steps.items())}
+        return cycle, CyclePreview(action.name, cycle.n_frames / cycle.fps, counts)
+
+    key = ("cycle", action_key(obj, action), tuple(frames), straighten)
+    return _kept(key, compute)
+
+
+def preview_sync(obj: Any, *, options: SyncOptions) -> SyncPreview:
+    """Each action's cycle, the blended cycle length, and the travel speed (at the weight Bake Sync
+    Blend will use, and its reachable range), computed as the bake computes them."""
+    cycles: list[CyclePreview | None] = [None, None]
+    try:
+        closed = loops(options)
+        act_a = resolve_source(obj, options.action_a)
+        a, cycles[0] = _cycle_preview(obj, act_a, options.frames_a, closed, SYNC_LABELS["frames_a"])
+        if not options.action_b:
+            raise JobError("choose action B to blend with")
+        act_b, _ = bridge.resolve_action(obj, options.action_b)
+        b, cycles[1] = _cycle_preview(obj, act_b, options.frames_b, closed, SYNC_LABELS["frames_b"])
+        a.check_compatible(b)
+        key = ("sync", action_key(obj, act_a), action_key(obj, act_b), closed, tuple(options.frames_a),
+               tuple(options.frames_b), options.mode, options.weight_mode, options.weight, options.speed_mps)
+        return _kept(key, lambda: _blend_preview(a, b, cycles[0], cycles[1], options))
+    except USER_ERRORS as exc:
+        return SyncPreview(cycles[0], cycles[1], math.nan, math.nan, math.nan, _NO_SPEEDS, str(exc))
+
+
+def _blend_preview(a: Clip, b: Clip, pa: CyclePreview | None, pb: CyclePreview | None,
+                   options: SyncOptions) -> SyncPreview:
+    from .core import sync
+
+    mode = options.mode.lower()
+    ends = (sync.travel_speed(a, b, 0.0, mode), sync.travel_speed(a, b, 1.0, mode))
+    speeds = (min(ends), max(ends))
+    try:
+        weight = sync_weight(a, b, options)
+    except JobError as exc:
+        return SyncPreview(pa, pb, math.nan, math.nan, math.nan, speeds, str(exc))
+    if weight is None:
+        problem = CYCLES_NEED_ONE_WEIGHT if options.duration_unit == "CYCLES" else ""
+        return SyncPreview(pa, pb, math.nan, math.nan, math.nan, speeds, problem)
+    return SyncPreview(pa, pb, weight, sync.cycle_length(a, b, weight, mode),
+                       sync.blend_speed(a, b, weight, mode), speeds, "")

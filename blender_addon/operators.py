@@ -8,15 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import bpy
-from bpy.props import (
-    BoolProperty,
-    CollectionProperty,
-    EnumProperty,
-    FloatProperty,
-    IntProperty,
-    IntVectorProperty,
-    StringProperty,
-)
+from bpy.props import CollectionProperty, EnumProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from . import bridge, jobs
@@ -31,32 +23,44 @@ from .options import (
     SyncOptions,
     TransitionOptions,
     from_source,
-    prop,
 )
-
-_AXES = [(a, a, f"{a} axis") for a in ("X", "Y", "Z", "-X", "-Y", "-Z")]
+from .properties import field_property, settings_options
 
 
 class _JobOperator(bpy.types.Operator):
-    """One `execute` for every operator: `run` does the work; a user error is reported, not raised."""
+    """One `execute` for every operator: `run` does the work; a user error is reported, not raised,
+    and the warnings the core raises on the way are reported as warnings. `needs`: what the
+    operator needs in the context (`jobs.unmet`), its poll's test and message."""
+
+    needs = ""
+
+    @classmethod
+    def poll(cls, context: Any) -> bool:
+        reason = jobs.unmet(context, cls.needs) if cls.needs else ""
+        return cls.refuse(reason) if reason else True
+
+    @classmethod
+    def refuse(cls, reason: str) -> bool:
+        """False, with the reason shown in the button's tooltip."""
+        cls.poll_message_set(reason)
+        return False
 
     def run(self, context: Any) -> set[str]:
         raise NotImplementedError
 
     def execute(self, context: Any) -> set[str]:  # type: ignore[override]
-        notes: list[str] = []  # what the bridge warned of (rates, skeletons), reported as warnings
         error = ""
-        try:
-            with jobs.reported(notes):
-                return self.run(context)
-        except jobs.USER_ERRORS as exc:
-            error = str(exc)
+        result = {"CANCELLED"}
+        with jobs.core_warnings() as warned:
+            try:
+                result = self.run(context)
+            except jobs.USER_ERRORS as exc:
+                error = str(exc)
+        for message in warned:
+            self.report({"WARNING"}, message)
+        if error:
             self.report({"ERROR"}, error)
-            return {"CANCELLED"}
-        finally:
-            for note in notes:
-                if note not in error:
-                    self.report({"WARNING"}, note)
+        return result
 
 
 class STRIDE_OT_import_bvh(_JobOperator, ImportHelper):
@@ -68,31 +72,24 @@ class STRIDE_OT_import_bvh(_JobOperator, ImportHelper):
     bl_options = {"REGISTER", "UNDO", "PRESET"}
 
     filename_ext = ".bvh"
-    filepath: StringProperty(subtype="FILE_PATH", options={"SKIP_SAVE"})  # type: ignore[valid-type]
-    directory: StringProperty(subtype="DIR_PATH", options={"SKIP_SAVE"})  # type: ignore[valid-type]
+    filepath: StringProperty(  # type: ignore[valid-type]
+        name="File Path", description="The BVH file to import", subtype="FILE_PATH", options={"SKIP_SAVE"})
+    directory: StringProperty(  # type: ignore[valid-type]
+        name="Folder", description="Folder of the files chosen", subtype="DIR_PATH", options={"SKIP_SAVE"})
     files: CollectionProperty(  # type: ignore[valid-type]
+        name="Files", description="The BVH files to import, each its own armature",
         type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
-    filter_glob: StringProperty(default="*.bvh", options={"HIDDEN"})  # type: ignore[valid-type]
-    axis_forward: EnumProperty(name="Forward", items=_AXES, **prop(ImportOptions, "axis_forward"))  # type: ignore[valid-type]
-    axis_up: EnumProperty(name="Up", items=_AXES, **prop(ImportOptions, "axis_up"))  # type: ignore[valid-type]
-    global_scale: FloatProperty(  # type: ignore[valid-type]
-        name="Scale", min=1e-6, max=1e6, soft_min=0.001, soft_max=1000.0,
-        **prop(ImportOptions, "global_scale"))
-    scale_preset: EnumProperty(  # type: ignore[valid-type]
-        name="Units", **prop(ImportOptions, "scale_preset"),
-        items=[("NONE", "As in file", "Keep the file's units"),
-               ("CMU_TO_METERS", "CMU to meters", "CMU units (0.05644 m)"),
-               ("CM_TO_METERS", "cm to meters", "Centimeters")])
-    rotate_mode: EnumProperty(  # type: ignore[valid-type]
-        name="Rotation", **prop(ImportOptions, "rotate_mode"),
-        items=[("QUATERNION", "Quaternion", "Quaternion keys (no gimbal lock)"),
-               ("NATIVE", "Euler (native)", "Each bone's Euler order from the file")]
-        + [(m, f"Euler ({m})", f"Euler {m}") for m in ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")])
-    frame_start: IntProperty(name="Start Frame", **prop(ImportOptions, "frame_start"))  # type: ignore[valid-type]
-    use_fps_scale: BoolProperty(name="Scale FPS", **prop(ImportOptions, "use_fps_scale"))  # type: ignore[valid-type]
-    update_scene_fps: BoolProperty(name="Update Scene FPS", **prop(ImportOptions, "update_scene_fps"))  # type: ignore[valid-type]
-    update_scene_duration: BoolProperty(  # type: ignore[valid-type]
-        name="Update Scene Duration", **prop(ImportOptions, "update_scene_duration"))
+    filter_glob: StringProperty(  # type: ignore[valid-type]
+        default="*.bvh", description="Files shown in the file browser", options={"HIDDEN"})
+    axis_forward: field_property(ImportOptions, "axis_forward")  # type: ignore[valid-type]
+    axis_up: field_property(ImportOptions, "axis_up")  # type: ignore[valid-type]
+    global_scale: field_property(ImportOptions, "global_scale", soft_min=0.001, soft_max=1000.0)  # type: ignore[valid-type]
+    scale_preset: field_property(ImportOptions, "scale_preset")  # type: ignore[valid-type]
+    rotate_mode: field_property(ImportOptions, "rotate_mode")  # type: ignore[valid-type]
+    frame_start: field_property(ImportOptions, "frame_start")  # type: ignore[valid-type]
+    use_fps_scale: field_property(ImportOptions, "use_fps_scale")  # type: ignore[valid-type]
+    update_scene_fps: field_property(ImportOptions, "update_scene_fps")  # type: ignore[valid-type]
+    update_scene_duration: field_property(ImportOptions, "update_scene_duration")  # type: ignore[valid-type]
 
     def invoke(self, context: Any, event: Any) -> set[str]:  # type: ignore[override]
         # Dropped files arrive with their path set: ask for the options, not for a file.
@@ -138,14 +135,15 @@ class STRIDE_OT_export_bvh(_JobOperator, ExportHelper):  # type: ignore[misc]
     bl_idname = "stride.export_bvh"
     bl_label = "Export BVH (Stride)"
     bl_options = {"REGISTER"}
+    needs = jobs.ACTION
 
     filename_ext = ".bvh"
-    filepath: StringProperty(subtype="FILE_PATH")  # type: ignore[valid-type]
-    filter_glob: StringProperty(default="*.bvh", options={"HIDDEN"})  # type: ignore[valid-type]
-    action: StringProperty(name="Action", **prop(ExportOptions, "action"))  # type: ignore[valid-type]
-    global_scale: FloatProperty(  # type: ignore[valid-type]
-        name="Scale", min=1e-6, max=1e6, soft_min=0.001, soft_max=1000.0,
-        **prop(ExportOptions, "global_scale"))
+    filepath: StringProperty(  # type: ignore[valid-type]
+        name="File Path", description="The BVH file to write", subtype="FILE_PATH")
+    filter_glob: StringProperty(  # type: ignore[valid-type]
+        default="*.bvh", description="Files shown in the file browser", options={"HIDDEN"})
+    action: field_property(ExportOptions, "action")  # type: ignore[valid-type]
+    global_scale: field_property(ExportOptions, "global_scale", soft_min=0.001, soft_max=1000.0)  # type: ignore[valid-type]
 
     def run(self, context: Any) -> set[str]:
         clip = jobs.export_bvh(jobs.find_armature(context=context), self.filepath,
@@ -168,6 +166,8 @@ def _progress(context: Any) -> Iterator[Callable[[float], None]]:
 class _ActionOperator(_JobOperator):
     """Shared by the operators that work on an armature's action (the active one by default)."""
 
+    needs = jobs.ACTION
+
     def target(self, context: Any) -> Any:
         return jobs.find_armature(context=context)
 
@@ -180,9 +180,8 @@ class STRIDE_OT_detect_footsteps(_ActionOperator):
     bl_label = "Detect Footsteps"
     bl_options = {"REGISTER", "UNDO"}
 
-    action: StringProperty(name="Action", **prop(FootstepOptions, "action"))  # type: ignore[valid-type]
-    speed_mps: FloatProperty(name="Foot Speed", min=0.0, max=5.0, unit="VELOCITY",  # type: ignore[valid-type]
-                             **prop(FootstepOptions, "speed_mps"))
+    action: field_property(FootstepOptions, "action")  # type: ignore[valid-type]
+    speed_mps: field_property(FootstepOptions, "speed_mps")  # type: ignore[valid-type]
 
     def run(self, context: Any) -> set[str]:
         act, counts, feet = jobs.detect_footsteps(self.target(context),
@@ -203,12 +202,11 @@ class STRIDE_OT_write_event_curves(_ActionOperator):
     bl_label = "Write Event Curves"
     bl_options = {"REGISTER", "UNDO"}
 
-    action: StringProperty(name="Action", **prop(EventOptions, "action"))  # type: ignore[valid-type]
-    window: FloatProperty(name="Window", min=0.001, max=60.0, **prop(EventOptions, "window"))  # type: ignore[valid-type]
-    sigma: FloatProperty(name="Smoothing", min=0.0, max=1.0, precision=4, **prop(EventOptions, "sigma"))  # type: ignore[valid-type]
-    tracks: StringProperty(name="Tracks", **prop(EventOptions, "tracks"))  # type: ignore[valid-type]
-    speed_mps: FloatProperty(name="Foot Speed", min=0.0, max=5.0, unit="VELOCITY",  # type: ignore[valid-type]
-                             **prop(EventOptions, "speed_mps"))
+    action: field_property(EventOptions, "action")  # type: ignore[valid-type]
+    window: field_property(EventOptions, "window")  # type: ignore[valid-type]
+    sigma: field_property(EventOptions, "sigma", precision=4)  # type: ignore[valid-type]
+    tracks: field_property(EventOptions, "tracks")  # type: ignore[valid-type]
+    speed_mps: field_property(EventOptions, "speed_mps")  # type: ignore[valid-type]
 
     def run(self, context: Any) -> set[str]:
         act, written = jobs.write_event_curves(self.target(context), options=from_source(EventOptions, self))
@@ -224,9 +222,9 @@ class STRIDE_OT_detect_events_from_curves(_ActionOperator):
     bl_label = "Events from Curves"
     bl_options = {"REGISTER", "UNDO"}
 
-    action: StringProperty(name="Action", **prop(DecodeOptions, "action"))  # type: ignore[valid-type]
-    window: FloatProperty(name="Window", min=0.001, max=60.0, **prop(DecodeOptions, "window"))  # type: ignore[valid-type]
-    prefix: StringProperty(name="Prefix", **prop(DecodeOptions, "prefix"))  # type: ignore[valid-type]
+    action: field_property(DecodeOptions, "action")  # type: ignore[valid-type]
+    window: field_property(DecodeOptions, "window")  # type: ignore[valid-type]
+    prefix: field_property(DecodeOptions, "prefix")  # type: ignore[valid-type]
 
     def run(self, context: Any) -> set[str]:
         act, counts = jobs.detect_events_from_curves(self.target(context),
@@ -236,12 +234,6 @@ class STRIDE_OT_detect_events_from_curves(_ActionOperator):
         return {"FINISHED"}
 
 
-_METHOD_ITEMS = [("DEAD", "Dead Blending",
-                  "Extrapolate the source with decaying velocity, blend into the target"),
-                 ("INERTIALIZE", "Inertialization", "Target plus a decaying offset from the source"),
-                 ("CROSSFADE", "Crossfade", "Blend from the held source pose (as the NLA does)")]
-
-
 class STRIDE_OT_bake_transition(_ActionOperator):
     """Bake a transition from one action into another as a new action on the armature
     (dead blending by default); the source actions are not changed"""
@@ -249,25 +241,20 @@ class STRIDE_OT_bake_transition(_ActionOperator):
     bl_idname = "stride.bake_transition"
     bl_label = "Bake Transition"
     bl_options = {"REGISTER", "UNDO"}
+    needs = jobs.TWO_ACTIONS
 
-    source_action: StringProperty(name="Source", **prop(TransitionOptions, "source_action"))  # type: ignore[valid-type]
-    source_time: FloatProperty(name="Source Time", min=0.0, unit="TIME_ABSOLUTE",  # type: ignore[valid-type]
-                               **prop(TransitionOptions, "source_time"))
-    target_action: StringProperty(name="Target", **prop(TransitionOptions, "target_action"))  # type: ignore[valid-type]
-    target_time: FloatProperty(name="Target Time", min=0.0, unit="TIME_ABSOLUTE",  # type: ignore[valid-type]
-                               **prop(TransitionOptions, "target_time"))
-    blend_time: FloatProperty(name="Blend Time", min=0.0, max=10.0, unit="TIME_ABSOLUTE",  # type: ignore[valid-type]
-                              **prop(TransitionOptions, "blend_time"))
-    method: EnumProperty(name="Method", items=_METHOD_ITEMS, **prop(TransitionOptions, "method"))  # type: ignore[valid-type]
-    halflife_mode: EnumProperty(  # type: ignore[valid-type]
-        name="Half-life", **prop(TransitionOptions, "halflife_mode"),
-        items=[("AUTO", "Auto", "Per joint and axis, from the pose difference and velocity at the switch"),
-               ("FIXED", "Fixed", "One half-life for every joint")])
-    halflife: FloatProperty(name="Half-life", min=0.0, max=10.0, unit="TIME_ABSOLUTE",  # type: ignore[valid-type]
-                            **prop(TransitionOptions, "halflife"))
-    mask: StringProperty(name="Mask", **prop(TransitionOptions, "mask"))  # type: ignore[valid-type]
-    lock_feet: BoolProperty(name="Lock Feet", **prop(TransitionOptions, "lock_feet"))  # type: ignore[valid-type]
-    allow_mismatch: BoolProperty(name="Allow Mismatch", **prop(TransitionOptions, "allow_mismatch"))  # type: ignore[valid-type]
+    source_action: field_property(TransitionOptions, "source_action")  # type: ignore[valid-type]
+    source_time: field_property(TransitionOptions, "source_time")  # type: ignore[valid-type]
+    target_action: field_property(TransitionOptions, "target_action")  # type: ignore[valid-type]
+    target_time: field_property(TransitionOptions, "target_time")  # type: ignore[valid-type]
+    target_end: field_property(TransitionOptions, "target_end")  # type: ignore[valid-type]
+    blend_time: field_property(TransitionOptions, "blend_time")  # type: ignore[valid-type]
+    method: field_property(TransitionOptions, "method")  # type: ignore[valid-type]
+    halflife_mode: field_property(TransitionOptions, "halflife_mode")  # type: ignore[valid-type]
+    halflife: field_property(TransitionOptions, "halflife")  # type: ignore[valid-type]
+    mask: field_property(TransitionOptions, "mask")  # type: ignore[valid-type]
+    lock_feet: field_property(TransitionOptions, "lock_feet")  # type: ignore[valid-type]
+    allow_mismatch: field_property(TransitionOptions, "allow_mismatch")  # type: ignore[valid-type]
 
     def run(self, context: Any) -> set[str]:
         with _progress(context) as step:
@@ -284,13 +271,13 @@ class STRIDE_OT_bake_nla_track(_ActionOperator):
     bl_idname = "stride.bake_nla_track"
     bl_label = "Bake NLA Track"
     bl_options = {"REGISTER", "UNDO"}
+    needs = jobs.NLA_TRACK
 
-    track: StringProperty(name="Track", **prop(NlaBakeOptions, "track"))  # type: ignore[valid-type]
-    blend_time: FloatProperty(name="Blend Time", min=0.0, max=10.0, unit="TIME_ABSOLUTE",  # type: ignore[valid-type]
-                              **prop(NlaBakeOptions, "blend_time"))
-    method: EnumProperty(name="Method", items=_METHOD_ITEMS, **prop(NlaBakeOptions, "method"))  # type: ignore[valid-type]
-    lock_feet: BoolProperty(name="Lock Feet", **prop(NlaBakeOptions, "lock_feet"))  # type: ignore[valid-type]
-    allow_mismatch: BoolProperty(name="Allow Mismatch", **prop(NlaBakeOptions, "allow_mismatch"))  # type: ignore[valid-type]
+    track: field_property(NlaBakeOptions, "track")  # type: ignore[valid-type]
+    blend_time: field_property(NlaBakeOptions, "blend_time")  # type: ignore[valid-type]
+    method: field_property(NlaBakeOptions, "method")  # type: ignore[valid-type]
+    lock_feet: field_property(NlaBakeOptions, "lock_feet")  # type: ignore[valid-type]
+    allow_mismatch: field_property(NlaBakeOptions, "allow_mismatch")  # type: ignore[valid-type]
 
     def run(self, context: Any) -> set[str]:
         with _progress(context) as step:
@@ -307,34 +294,23 @@ class STRIDE_OT_bake_sync_blend(_ActionOperator):
     bl_idname = "stride.bake_sync_blend"
     bl_label = "Bake Sync Blend"
     bl_options = {"REGISTER", "UNDO"}
+    needs = jobs.TWO_ACTIONS
 
-    action_a: StringProperty(name="A", **prop(SyncOptions, "action_a"))  # type: ignore[valid-type]
-    action_b: StringProperty(name="B", **prop(SyncOptions, "action_b"))  # type: ignore[valid-type]
-    weight: FloatProperty(name="Weight", min=0.0, max=1.0, subtype="FACTOR", **prop(SyncOptions, "weight"))  # type: ignore[valid-type]
-    weight_mode: EnumProperty(  # type: ignore[valid-type]
-        name="Weight From", **prop(SyncOptions, "weight_mode"),
-        items=[("CONSTANT", "Constant", "One weight for the whole bake"),
-               ("CURVE", "Curve", "Key the armature property stride_blend_weight over time"),
-               ("SPEED", "Speed", "The weight that travels at Speed")])
-    speed_mps: FloatProperty(  # type: ignore[valid-type]
-        name="Speed", min=0.0, max=20.0, unit="VELOCITY", **prop(SyncOptions, "speed_mps"))
-    duration: FloatProperty(name="Duration", min=0.01, max=600.0, **prop(SyncOptions, "duration"))  # type: ignore[valid-type]
-    duration_unit: EnumProperty(  # type: ignore[valid-type]
-        name="Unit", **prop(SyncOptions, "duration_unit"),
-        items=[("SECONDS", "Seconds", "Duration in seconds"),
-               ("CYCLES", "Cycles", "Duration in blended cycles (constant or speed weight)")])
-    mode: EnumProperty(  # type: ignore[valid-type]
-        name="Cycle Length", **prop(SyncOptions, "mode"),
-        items=[("LINEAR", "Linear", "Cycle length interpolated linearly (engines' default)"),
-               ("HARMONIC", "Harmonic", "Cadence interpolated linearly"),
-               ("LEADER", "Leader", "The clip with the higher weight sets the pace")])
-    frames_a: IntVectorProperty(name="A Frames", size=2, **prop(SyncOptions, "frames_a"))  # type: ignore[valid-type]
-    frames_b: IntVectorProperty(name="B Frames", size=2, **prop(SyncOptions, "frames_b"))  # type: ignore[valid-type]
-    in_place: BoolProperty(name="In Place", **prop(SyncOptions, "in_place"))  # type: ignore[valid-type]
-    cyclic: BoolProperty(name="Cyclic", **prop(SyncOptions, "cyclic"))  # type: ignore[valid-type]
-    mask: StringProperty(name="Mask", **prop(SyncOptions, "mask"))  # type: ignore[valid-type]
-    lock_feet: BoolProperty(name="Lock Feet", **prop(SyncOptions, "lock_feet"))  # type: ignore[valid-type]
-    allow_mismatch: BoolProperty(name="Allow Mismatch", **prop(SyncOptions, "allow_mismatch"))  # type: ignore[valid-type]
+    action_a: field_property(SyncOptions, "action_a")  # type: ignore[valid-type]
+    action_b: field_property(SyncOptions, "action_b")  # type: ignore[valid-type]
+    weight: field_property(SyncOptions, "weight", subtype="FACTOR")  # type: ignore[valid-type]
+    weight_mode: field_property(SyncOptions, "weight_mode")  # type: ignore[valid-type]
+    speed_mps: field_property(SyncOptions, "speed_mps")  # type: ignore[valid-type]
+    duration: field_property(SyncOptions, "duration")  # type: ignore[valid-type]
+    duration_unit: field_property(SyncOptions, "duration_unit")  # type: ignore[valid-type]
+    mode: field_property(SyncOptions, "mode")  # type: ignore[valid-type]
+    frames_a: field_property(SyncOptions, "frames_a")  # type: ignore[valid-type]
+    frames_b: field_property(SyncOptions, "frames_b")  # type: ignore[valid-type]
+    in_place: field_property(SyncOptions, "in_place")  # type: ignore[valid-type]
+    cyclic: field_property(SyncOptions, "cyclic")  # type: ignore[valid-type]
+    mask: field_property(SyncOptions, "mask")  # type: ignore[valid-type]
+    lock_feet: field_property(SyncOptions, "lock_feet")  # type: ignore[valid-type]
+    allow_mismatch: field_property(SyncOptions, "allow_mismatch")  # type: ignore[valid-type]
 
     def run(self, context: Any) -> set[str]:
         with _progress(context) as step:
@@ -346,20 +322,26 @@ class STRIDE_OT_bake_sync_blend(_ActionOperator):
 
 
 class STRIDE_OT_pick_time(_ActionOperator):
-    """Use the current frame as the source or target time (seconds into that action)"""
+    """Use the current frame as the source time, target time or target end (seconds into that
+    action)"""
 
     bl_idname = "stride.pick_time"
     bl_label = "Use Current Frame"
     bl_options = {"REGISTER", "UNDO"}
 
-    which: EnumProperty(items=[("SOURCE", "Source", ""), ("TARGET", "Target", "")])  # type: ignore[valid-type]
+    which: EnumProperty(  # type: ignore[valid-type]
+        name="Which", description="The time the current frame sets",
+        items=[("SOURCE", "Source Time", "Seconds into the source action"),
+               ("TARGET", "Target Time", "Seconds into the target action"),
+               ("END", "Target End", "Seconds into the target action where the bake ends")])
 
     def run(self, context: Any) -> set[str]:
         settings = context.scene.stride
         name = settings.source_action if self.which == "SOURCE" else settings.target_action
         timing = bridge.action_timing(self.target(context), name or None)
         seconds = max(0.0, float(timing.seconds(context.scene.frame_current)))
-        setattr(settings, "source_time" if self.which == "SOURCE" else "target_time", seconds)
+        setting = {"SOURCE": "source_time", "TARGET": "target_time", "END": "target_end"}[self.which]
+        setattr(settings, setting, seconds)
         return {"FINISHED"}
 
 
@@ -371,12 +353,10 @@ class STRIDE_OT_lock_feet(_ActionOperator):
     bl_label = "Lock Feet"
     bl_options = {"REGISTER", "UNDO"}
 
-    action: StringProperty(name="Action", **prop(LockFeetOptions, "action"))  # type: ignore[valid-type]
-    blend_time: FloatProperty(name="Blend Time", min=0.0, max=2.0, unit="TIME_ABSOLUTE",  # type: ignore[valid-type]
-                              **prop(LockFeetOptions, "blend_time"))
-    lower_pelvis: BoolProperty(name="Lower Pelvis", **prop(LockFeetOptions, "lower_pelvis"))  # type: ignore[valid-type]
-    speed_mps: FloatProperty(name="Foot Speed", min=0.0, max=5.0, unit="VELOCITY",  # type: ignore[valid-type]
-                             **prop(LockFeetOptions, "speed_mps"))
+    action: field_property(LockFeetOptions, "action")  # type: ignore[valid-type]
+    blend_time: field_property(LockFeetOptions, "blend_time")  # type: ignore[valid-type]
+    lower_pelvis: field_property(LockFeetOptions, "lower_pelvis")  # type: ignore[valid-type]
+    speed_mps: field_property(LockFeetOptions, "speed_mps")  # type: ignore[valid-type]
 
     def run(self, context: Any) -> set[str]:
         with _progress(context) as step:
@@ -395,13 +375,35 @@ class STRIDE_OT_find_target_time(_ActionOperator):
     bl_idname = "stride.find_target_time"
     bl_label = "Find Target Time"
     bl_options = {"REGISTER", "UNDO"}
+    needs = jobs.TWO_ACTIONS
+
+    @classmethod
+    def poll(cls, context: Any) -> bool:
+        if not super().poll(context):
+            return False
+        return bool(context.scene.stride.target_action) or cls.refuse("Choose a Target action first")
 
     def run(self, context: Any) -> set[str]:
         settings = context.scene.stride
         seconds = jobs.find_target_time(self.target(context),
-                                        options=from_source(TransitionOptions, settings))
+                                        options=settings_options(TransitionOptions, settings))
         settings.target_time = seconds
         self.report({"INFO"}, f"Target Time {seconds:.3f} s")
+        return {"FINISHED"}
+
+
+class STRIDE_OT_refresh_previews(_JobOperator):
+    """Compute the sidebar's previews (footsteps, cycles, speeds) again, after editing keys"""
+
+    bl_idname = "stride.refresh_previews"
+    bl_label = "Refresh Previews"
+    bl_options = {"REGISTER"}
+    needs = jobs.ACTION
+
+    def run(self, context: Any) -> set[str]:
+        jobs.forget_previews()
+        for area in getattr(context.screen, "areas", ()):
+            area.tag_redraw()
         return {"FINISHED"}
 
 
@@ -426,4 +428,4 @@ def unregister_menus() -> None:
 CLASSES = (STRIDE_OT_import_bvh, STRIDE_FH_bvh, STRIDE_OT_export_bvh, STRIDE_OT_detect_footsteps,
            STRIDE_OT_write_event_curves, STRIDE_OT_detect_events_from_curves, STRIDE_OT_bake_transition,
            STRIDE_OT_bake_nla_track, STRIDE_OT_pick_time, STRIDE_OT_bake_sync_blend, STRIDE_OT_lock_feet,
-           STRIDE_OT_find_target_time)
+           STRIDE_OT_find_target_time, STRIDE_OT_refresh_previews)

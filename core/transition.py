@@ -70,7 +70,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from . import blend, footlock, matching, quat
+from . import blend, footlock, matching, metrics, quat
 from .body import FeetSpec, with_feet
 from .clip import Clip
 from .contacts import contacts as detect_contacts
@@ -624,7 +624,41 @@ def best_target_time(src: Clip, src_time: float, dst: Clip, *, search: tuple[flo
         raise ValueError(f"search ({lo:g}, {hi:g}) s holds no frame after the first")
     candidates = np.arange(a, b + 1)
     cost = matching.costs(src, i_s, dst_at, candidates)
-    return float(candidates[int(np.argmin(cost))] / src.fps)
+    # The cost ranks by features; the best few with the fewest contact mismatches, spread over the
+    # take, are then judged by what the switch does: the jump in joint velocities of a dead blend
+    # into each, the quantity the match stands in for.
+    mismatch = matching.contact_mismatch(src, i_s, dst_at, candidates)
+    order = np.argsort(cost, kind="stable")
+    same = order[mismatch[order] == mismatch.min()]
+    # Spread over the take (a frame's neighbours at 120 fps are one candidate, not eight).
+    apart = max(1, round(_REFINE_APART * src.fps))
+    close: list[int] = []
+    for k in same:
+        if all(abs(int(candidates[k]) - int(candidates[c])) >= apart for c in close):
+            close.append(int(k))
+            if len(close) == _REFINE:
+                break
+    if len(close) < 2:
+        return float(candidates[order[0]] / src.fps)
+    jumps = [_switch_jump(src, i_s, dst_at, int(candidates[k])) for k in close]
+    return float(candidates[close[int(np.argmin(jumps))]] / src.fps)
+
+
+_REFINE = 12  # best-matching candidates judged by their switch
+_REFINE_APART = 0.15  # seconds between them at least
+_REFINE_BLEND = 0.25  # seconds: the operators' default blend time
+
+
+def _switch_jump(src: Clip, i_s: int, dst: Clip, i_d: int) -> float:
+    """Mean jump of the joints' world velocities (m/s) across a dead blend from src frame i_s into
+    dst frame i_d (one rate), read on the frames around the switch alone."""
+    stop = min(i_d + math.ceil(_REFINE_BLEND * src.fps) + 3, dst.n_frames)
+    head = src.with_frames(src.rotations[:i_s + 2], src.positions[:i_s + 2])
+    part = dst.with_frames(dst.rotations[:stop], dst.positions[:stop])
+    out = dead_blend(head, part, i_s / src.fps, i_d / src.fps, _REFINE_BLEND)
+    if out.n_frames < i_s + 3:  # dst ends at the switch: nothing to continue into
+        return math.inf
+    return metrics.switch_velocity_change(out, i_s)["position"]
 
 
 # -- sequences -----------------------------------------------------------------------------------

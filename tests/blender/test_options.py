@@ -39,6 +39,28 @@ def rna_default(prop):
     return tuple(prop.default_array) if getattr(prop, "is_array", False) else prop.default
 
 
+# A field's unit -> the Blender unit its property shows (and converts) values in.
+BLENDER_UNITS = {"s": "TIME_ABSOLUTE", "m/s": "VELOCITY"}
+
+
+def assert_is_field(prop, cls, name, stride):
+    """An operator or sidebar property is the field: its default, label, help, unit, choices."""
+    field = {f.name: f for f in dataclasses.fields(cls)}[name]
+    want = field.default
+    got = rna_default(prop)
+    if isinstance(want, float):
+        assert got == pytest.approx(want, rel=1e-6), name  # RNA floats are float32
+    else:
+        assert got == want, name
+    assert prop.description == stride.options.help_of(cls, name), name
+    assert prop.name == field.metadata["label"], name
+    if isinstance(want, float) and not isinstance(want, bool):
+        assert prop.unit == BLENDER_UNITS.get(field.metadata["unit"], "NONE"), name
+    if field.metadata["choices"]:
+        assert [(i.identifier, i.name, i.description) for i in prop.enum_items] == \
+            [tuple(c) for c in field.metadata["choices"]], name
+
+
 @pytest.mark.parametrize(("operator", "command", "options"), COMMANDS)
 def test_each_operator_property_is_its_options_field_with_its_default(operator, command, options, stride):
     cls, fields = fields_of(stride, options)
@@ -46,13 +68,16 @@ def test_each_operator_property_is_its_options_field_with_its_default(operator, 
              if p.identifier not in FILE_BROWSER}
     assert set(props) == set(fields)
     for name, prop in props.items():
-        want = fields[name].default
-        got = rna_default(prop)
-        if isinstance(want, float):
-            assert got == pytest.approx(want, rel=1e-6), name  # RNA floats are float32
-        else:
-            assert got == want, name
-        assert prop.description == stride.options.help_of(cls, name), name
+        assert_is_field(prop, cls, name, stride)
+
+
+def test_every_operator_property_has_a_description(stride):
+    operators = [name for name in dir(bpy.ops.stride) if not name.startswith("_")]
+    assert len(operators) == 12
+    for operator in operators:
+        for prop in getattr(bpy.ops.stride, operator).get_rna_type().properties:
+            if prop.identifier != "rna_type":
+                assert prop.description.strip(), f"{operator}.{prop.identifier}"
 
 
 @pytest.mark.parametrize(("operator", "command", "options"), [c for c in COMMANDS if c[1]])
@@ -162,36 +187,71 @@ def test_cli_errors_name_the_flag_once(stride, tmp_path, capsys):
     assert err.startswith("stride export: error: ") and "Error" not in err
 
 
-# Sidebar setting -> (options class, field) it feeds through panels.fill_operator.
-SIDEBAR = {"speed_mps": ("EventOptions", "speed_mps"), "window": ("EventOptions", "window"),
-           "sigma": ("EventOptions", "sigma"), "tracks": ("EventOptions", "tracks"),
-           "source_action": ("TransitionOptions", "source_action"),
-           "source_time": ("TransitionOptions", "source_time"),
-           "target_action": ("TransitionOptions", "target_action"),
-           "target_time": ("TransitionOptions", "target_time"),
-           "blend_time": ("TransitionOptions", "blend_time"), "method": ("TransitionOptions", "method"),
-           "mask": ("TransitionOptions", "mask"), "action_a": ("SyncOptions", "action_a"),
-           "action_b": ("SyncOptions", "action_b"), "weight": ("SyncOptions", "weight"),
-           "weight_mode": ("SyncOptions", "weight_mode"), "target_speed": ("SyncOptions", "speed_mps"),
-           "duration": ("SyncOptions", "duration"), "duration_unit": ("SyncOptions", "duration_unit"),
-           "sync_mode": ("SyncOptions", "mode"), "in_place": ("SyncOptions", "in_place"),
-           "sync_mask": ("SyncOptions", "mask"), "lock_feet": ("SyncOptions", "lock_feet"),
-           "allow_mismatch": ("TransitionOptions", "allow_mismatch")}
+# Sidebar setting -> the (options class, field)s it feeds through panels.fill_operator.
+FOOTSTEPS, EVENTS, DECODE, LOCK = "FootstepOptions", "EventOptions", "DecodeOptions", "LockFeetOptions"
+TRANSITION, NLA, SYNC = "TransitionOptions", "NlaBakeOptions", "SyncOptions"
+SIDEBAR = {
+    "action": [(FOOTSTEPS, "action"), (EVENTS, "action"), (DECODE, "action"), (LOCK, "action")],
+    "speed_mps": [(FOOTSTEPS, "speed_mps"), (EVENTS, "speed_mps"), (LOCK, "speed_mps")],
+    "window": [(EVENTS, "window"), (DECODE, "window")],
+    "sigma": [(EVENTS, "sigma")], "tracks": [(EVENTS, "tracks")], "prefix": [(DECODE, "prefix")],
+    "lock_blend_time": [(LOCK, "blend_time")], "lower_pelvis": [(LOCK, "lower_pelvis")],
+    **{name: [(TRANSITION, name)] for name in (
+        "source_action", "source_time", "target_action", "target_time", "target_end", "blend_time",
+        "method", "halflife_mode", "halflife", "mask")},
+    "track": [(NLA, "track")], "nla_blend_time": [(NLA, "blend_time")], "nla_method": [(NLA, "method")],
+    **{name: [(SYNC, name)] for name in (
+        "action_a", "action_b", "weight", "weight_mode", "duration", "duration_unit", "frames_a",
+        "frames_b", "cyclic", "in_place")},
+    "target_speed": [(SYNC, "speed_mps")], "sync_mode": [(SYNC, "mode")], "sync_mask": [(SYNC, "mask")],
+    "lock_feet": [(TRANSITION, "lock_feet"), (NLA, "lock_feet"), (SYNC, "lock_feet")],
+    "allow_mismatch": [(TRANSITION, "allow_mismatch"), (NLA, "allow_mismatch"), (SYNC, "allow_mismatch")],
+}
 
 
-def test_sidebar_settings_are_options_fields_and_reach_the_operators(scene, stride):
-    settings = scene.stride
-    props = {p.identifier: p for p in settings.bl_rna.properties
+def test_sidebar_settings_are_options_fields_and_hold_every_option(scene, stride):
+    props = {p.identifier: p for p in scene.stride.bl_rna.properties
              if p.identifier not in ("rna_type", "name")}
     assert set(props) == set(SIDEBAR)
-    for name, (cls_name, field) in SIDEBAR.items():
-        want = stride.options.default(getattr(stride.options, cls_name), field)
-        assert props[name].default == (pytest.approx(want, rel=1e-6) if isinstance(want, float)
-                                       else want), name
-    settings.target_speed, settings.sync_mode = 2.5, "LEADER"
-    settings.sync_mask, settings.weight = "FINGERS", 0.75
-    op = types.SimpleNamespace()
-    stride.panels.fill_operator(op, settings, stride.options.SyncOptions,
-                        {"speed_mps": "target_speed", "mode": "sync_mode", "mask": "sync_mask"})
-    assert (op.speed_mps, op.mode, op.mask, op.weight) == (2.5, "LEADER", "FINGERS", 0.75)
-    assert not hasattr(op, "frames_a")  # no sidebar setting: the operator's default stays
+    for name, fed in SIDEBAR.items():
+        (cls_name, field), *others = fed
+        first = stride.options.field_of(getattr(stride.options, cls_name), field)
+        assert_is_field(props[name], getattr(stride.options, cls_name), field, stride)
+        for other_cls, other_field in others:  # one setting for several commands: one declaration
+            other = stride.options.field_of(getattr(stride.options, other_cls), other_field)
+            assert (other.default, other.metadata) == (first.default, first.metadata), (name, other_cls)
+    # Every option of every command the sidebar runs is one of its settings.
+    covered = {pair for pairs in SIDEBAR.values() for pair in pairs}
+    for cls_name in (FOOTSTEPS, EVENTS, DECODE, LOCK, TRANSITION, NLA, SYNC):
+        for f in dataclasses.fields(getattr(stride.options, cls_name)):
+            assert (cls_name, f.name) in covered, (cls_name, f.name)
+
+
+def other_value(prop):
+    """A value of a sidebar setting that is not its default."""
+    if prop.type == "ENUM":
+        return next(i.identifier for i in prop.enum_items if i.identifier != prop.default)
+    if prop.type == "BOOLEAN":
+        return not prop.default
+    if prop.type == "INT":
+        return (3, 7)
+    if prop.type == "FLOAT":
+        return min(prop.default + 0.125, prop.hard_max)
+    return f"x_{prop.identifier}"
+
+
+def test_sidebar_settings_reach_the_operator_buttons(scene, stride):
+    settings = scene.stride
+    props = {p.identifier: p for p in settings.bl_rna.properties if p.identifier in SIDEBAR}
+    for name, prop in props.items():
+        if name != "weight_mode":  # its Curve keys a curve; the value is what matters here
+            setattr(settings, name, other_value(prop))
+    for cls_name in (FOOTSTEPS, EVENTS, DECODE, LOCK, TRANSITION, NLA, SYNC):
+        op = types.SimpleNamespace()
+        stride.panels.fill_operator(op, settings, getattr(stride.options, cls_name))
+        for name, fed in SIDEBAR.items():
+            for _, field in (pair for pair in fed if pair[0] == cls_name):
+                got, want = getattr(op, field), getattr(settings, name)
+                assert (tuple(got) if field.startswith("frames") else got) == \
+                    (tuple(want) if field.startswith("frames") else want), (cls_name, field)
+        assert set(vars(op)) == {f.name for f in dataclasses.fields(getattr(stride.options, cls_name))}
