@@ -245,10 +245,10 @@ class VIEW3D_PT_stride_rig(bpy.types.Panel):
         obj = context.active_object
         if layout is None or obj is None or obj.type != "ARMATURE":
             return
-        s = obj.stride
+        feet = obj.stride
         col = layout.column(align=True)
-        col.prop_search(s, "left_foot", obj.data, "bones", text="Left Foot")
-        col.prop_search(s, "right_foot", obj.data, "bones", text="Right Foot")
+        col.prop_search(feet, "left_foot", obj.data, "bones", text="Left Foot")
+        col.prop_search(feet, "right_foot", obj.data, "bones", text="Right Foot")
         row = layout.row(align=True)
         row.operator_menu_enum("stride.feet_preset", "preset", text="Preset", icon="PRESET")
         row.operator("stride.find_feet", icon="VIEWZOOM")
@@ -259,9 +259,9 @@ class VIEW3D_PT_stride_rig(bpy.types.Panel):
         box.label(text="Body Map", icon="ARMATURE_DATA")
         for text, icon in body_lines(obj):
             box.label(text=text, icon=icon)  # type: ignore[arg-type]
-        settings = getattr(context.scene, "stride", None)
-        if settings is not None:
-            layout.prop(settings, "allow_mismatch")
+        s = getattr(context.scene, "stride", None)
+        if s is not None:
+            layout.prop(s, "allow_mismatch")
 
 
 CLASSES = (StrideRigSettings, STRIDE_OT_feet_preset, STRIDE_OT_find_feet, VIEW3D_PT_stride_rig)

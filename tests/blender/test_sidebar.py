@@ -39,6 +39,7 @@ def test_with_no_armature_only_import_runs_and_every_sub_panel_hides(scene, stri
     subs = [cls for cls in stride.panels.CLASSES if is_sub_panel(cls)]
     assert len(subs) == len(stride.panels.CLASSES) - 1 == 10
     assert panel_polls(stride) == {cls.__name__: not is_sub_panel(cls) for cls in stride.panels.CLASSES}
+    assert not bpy.types.VIEW3D_PT_stride_rig.poll(bpy.context)
     # The Stride panel says why; a button run anyway says it too (its poll message).
     lines = stride.panels.status(bpy.context)
     assert " ".join(text for text, _ in lines) == \
@@ -49,7 +50,7 @@ def test_with_no_armature_only_import_runs_and_every_sub_panel_hides(scene, stri
 
 def test_the_panels_lay_out_every_setting_and_every_operator(stride):
     # Panels draw only in a window; what they lay out is read from their source instead.
-    source = inspect.getsource(stride.panels)
+    source = inspect.getsource(stride.panels) + inspect.getsource(stride.rig)  # the Rig panel is rig's
     laid_out = set(re.findall(r'(?:\.prop|\.prop_search|_time_row)\((?:col, )?s, "(\w+)"', source))
     settings = {p.identifier for p in bpy.types.Scene.bl_rna.properties["stride"].fixed_type.properties}
     assert laid_out == settings - {"rna_type", "name"}
