@@ -42,6 +42,13 @@ _FRAME_TOL = 1e-9
 # detect: |d_hat| up to this fraction of the window is 0. Rounding (a few ulp of the window, less
 # after smoothing) must not move an event on a sample to the next one, or lose it on the last.
 _SNAP = 1e-9
+# detect's defaults, seconds. A span of 0.1 s averages 13 samples at 120 fps, enough to read the
+# slope of d_hat through Gaussian noise of 0.05 on sin and cos (0.008 s on d_hat, as much as a
+# frame step) to +-0.1, and still fits between footsteps of a run at the default window of 0.5 s
+# (gap - window >= 0.1 s on either side of each). The hysteresis only has to outlast the wobble
+# of the fitted line around zero, a few milliseconds.
+SPAN = 0.1
+TOLERANCE = 0.02
 
 
 class EventWarning(UserWarning):
@@ -127,23 +134,50 @@ def decode(sin: Any, cos: Any, window: float) -> np.ndarray:
 
 
 def detect(times: Any, sin: Any, cos: Any, window: float, *, rate: float = 1.0, speed_tol: float = 0.5,
-           near: float | None = None, lead: float = 0.0) -> np.ndarray:
+           near: float | None = None, lead: float = 0.0, span: float = SPAN,
+           tolerance: float | None = None, causal: bool = False) -> np.ndarray:
     """Event times (seconds, sorted) recovered from an event track (sin, cos) sampled at `times`.
 
-    An event fires between samples k-1 and k where d' = decode(sin, cos, window) - lead falls from
-    > 0 to <= 0, at the linearly interpolated crossing (sub-frame); |d'| <= 1e-9 window counts as
-    0, so rounding neither moves an event on a sample nor loses one on the last. Gates, on d':
-      - falling at about `rate` seconds per second (the playback rate): the step's slope lies in
+    d' = decode(sin, cos, window) - lead is read through least-squares lines: for each frame step
+    k-1 -> k, the line through d' over the samples up to `span` / 2 seconds either side of it
+    (the median frame step decides how many, at least one each side; with `causal`, over the
+    `span` seconds up to sample k, at least two steps), unwrapped across the +-window wrap. A line
+    stops short at a bend: a sample where d' changes slope by more than its noise explains (8
+    times a robust spread of its second differences over the track, and at least 1e-9 window).
+    So on a clean track a line follows d' exactly, however close its kinks and jumps, and on a
+    noisy one it averages over the span, and no single noisy sample decides. An event fires in
+    the step where the line falls from > 0 at t_k-1 to <= 0 at t_k, at its zero crossing
+    (sub-frame); |d'| <= 1e-9 window counts as 0, so rounding neither moves an event on a sample
+    nor loses one on the last. Gates, on the line:
+      - falling at about `rate` seconds per second (the playback rate): its slope lies in
         [-rate (1 + speed_tol), -rate (1 - speed_tol)], so never while rising;
-      - near zero: both samples within `near` seconds of 0 (default (window - |lead|) / 2, as far
-        as the track can be from its +-window wrap and still be read unambiguously);
-      - never across the wrap: a jump of window or more (from about +window to -window) is no
-        crossing.
-    The first sample has a virtual predecessor d'[0] + rate dt, so an event on it (or up to a frame
-    before it) fires. `lead` fires that many seconds early: at d_hat = lead, returning event - lead
-    (negative `lead` fires late; |lead| < window - 2 dt). `times` must increase, not necessarily
-    uniformly (dropped frames fire all the same); `window` must be >= 2 dt (dt: largest step).
-    Firings closer than 2 dt merge into the first, with an EventWarning.
+      - near zero: within `near` seconds of 0 at both samples (default (window - |lead|) / 2, as
+        far as the track can be from its +-window wrap and still be read unambiguously);
+      - never across the wrap: a fall of window or more (from about +window to -window);
+      - hysteresis: after a firing, the next needs the line to have been above `tolerance`
+        seconds at some sample first, so a line wobbling about zero fires once. Default: three
+        times d''s noise (the spread above), at most 0.02 s; between two events of an encoded
+        track d' passes +window, so none is lost to it.
+    The first sample has a virtual predecessor, a step earlier, falling at `rate`, so an event on
+    it (or up to a frame before it) fires. `lead` fires that many seconds early: at d_hat = lead,
+    returning event - lead (negative `lead` fires late; |lead| < window - 2 dt). `times` must
+    increase, not necessarily uniformly (dropped frames fire all the same); `window` must be
+    >= 2 dt (dt: largest step). Firings closer than 2 dt merge into the first, with an
+    EventWarning.
+
+    On an encoded track the events come back exactly (to rounding) wherever the steps on each
+    side of them are straight: within the window, short of the midpoint to a neighbour, clear of
+    smoothing's reach. Under noise the kinks and jumps of the track hide in it, so the line
+    spans them: an event fires where expected when d is straight for span / 2 + 2 dt around it
+    (0.1 s at the defaults), and may fire moved, or not at all, when it is not.
+
+    `causal` reads each step from samples up to its later one only, so it can run as frames
+    arrive: an event is known at the first sample at or after it (0 to 1 frame late), and the
+    time returned is the line's zero crossing, at or before that sample. Noise adds a little:
+    tests/core/test_events_noisy.py prints the measured latency. A `lead` of a frame or more
+    hides it. Only the noise spread (one number) is read from the whole track, as a runtime
+    would calibrate it once. The default, centred lines need span / 2 + 1 frame of samples after
+    an event.
     """
     t = _times(times, "times")
     window = _positive(window, "window")
@@ -151,6 +185,9 @@ def detect(times: Any, sin: Any, cos: Any, window: float, *, rate: float = 1.0, 
     speed_tol = float(speed_tol)
     if not (speed_tol >= 0.0 and math.isfinite(speed_tol)):
         raise ValueError(f"speed_tol must be >= 0 and finite, not {speed_tol}")
+    span = float(span)
+    if not (span >= 0.0 and math.isfinite(span)):
+        raise ValueError(f"span must be >= 0 and finite (seconds), not {span}")
     lead = float(lead)
     N = t.size
     d = decode(sin, cos, window)
@@ -165,25 +202,130 @@ def detect(times: Any, sin: Any, cos: Any, window: float, *, rate: float = 1.0, 
     if not abs(lead) < window - _two_frames(dt):
         raise ValueError(f"|lead| must be below window - 2 dt = {window - 2.0 * dt} s, not {lead}")
     near = (window - abs(lead)) / 2.0 if near is None else _positive(near, "near")
+    # d' one step at a time, unwrapped: a jump of about 2 window (noise across the wrap) is none.
+    jump = np.diff(d)
+    jump -= (2.0 * window) * np.round(jump / (2.0 * window))
+    bends, noise = _bends(step, jump, window)
+    if tolerance is None:
+        tolerance = min(TOLERANCE, 3.0 * noise)
+    tolerance = float(tolerance)
+    if not (0.0 <= tolerance < window - abs(lead)):
+        raise ValueError(f"tolerance must be >= 0 and below window - |lead| = {window - abs(lead)} s (the "
+                         f"highest d_hat - lead reaches), not {tolerance}")
+    frame = float(np.median(step))
+    if causal:  # each sample's level from the line of the step that ends on it
+        before, after = max(2, math.floor(span / frame + 1e-9)) - 1, 1
+    else:  # from the line of the step that starts on it, centred on that step
+        before = max(1, math.floor(0.5 * span / frame + 1e-9))
+        after = before + 1
+    # Each step's run of samples: up to before / after samples from its first one, not past a bend
+    # (which may end a run: the line is straight up to it).
+    ends = np.concatenate([[0], np.flatnonzero(bends), [N - 1]])
+    first = np.arange(N - 1)
+    left = np.minimum(before, first - ends[np.searchsorted(ends, first, side="right") - 1])
+    right = np.minimum(after, ends[np.searchsorted(ends, first + 1, side="left")] - first)
+    start, slope = _fit_lines(t, d, jump, left, right)
+    if causal:
+        level = np.concatenate([[d[0]], start + slope * step])
+        fall = np.concatenate([[-rate], slope])  # each sample's line; the first has none yet
+    else:
+        level = np.append(start, start[-1] + slope[-1] * step[-1])
+        fall = np.append(slope, slope[-1])
     if lead:
-        d = d - lead
+        level -= lead
     eps = _SNAP * window
-    k = np.flatnonzero((d[:-1] > eps) & (d[1:] <= eps)) + 1
-    prev, cur, h = d[k - 1], d[k], step[k - 1]
-    virtual = d[0] + rate * step[0]  # the first sample's predecessor: a step earlier, falling at `rate`
-    if virtual > eps >= d[0]:
+    k = np.flatnonzero((level[:-1] > eps) & (level[1:] <= eps)) + 1
+    prev, cur, h = level[k - 1], level[k], step[k - 1]
+    along = fall[k] if causal else fall[k - 1]  # the line across the step k-1 -> k
+    virtual = level[0] + rate * step[0]  # the first sample's predecessor: a step earlier, falling at `rate`
+    if virtual > eps >= level[0]:
         k = np.concatenate([[0], k])
         prev = np.concatenate([[virtual], prev])
-        cur = np.concatenate([[d[0]], cur])
+        cur = np.concatenate([[level[0]], cur])
         h = np.concatenate([[step[0]], h])
-    slope = (cur - prev) / h
+        along = np.concatenate([[-rate], along])
+    cur = np.where(np.abs(cur) <= eps, 0.0, cur)
+    if causal:  # the zero of the line that ends on sample k
+        fired = t[k] + np.where(k > 0, cur / -np.minimum(along, -1e-300), h * cur / (prev - cur))
+    else:  # from the later sample, so a crossing exactly on a sample is that sample's time, bit for bit
+        fired = t[k] + h * cur / (prev - cur)
+    # A step with a kink inside it (a bend on both its samples, so its line is just the two) is read
+    # from the line beside it that falls nearest the rate, if that one crosses zero within the
+    # step: next to an event an encoded track falls at exactly the rate, and a turn at twice it.
+    kinked = np.flatnonzero((k > 0) & (left[k - 1] == 0) & (right[k - 1] == 1))
+    for beside in ((k[kinked] - 2,) if causal else (k[kinked] - 2, k[kinked])):
+        kk = k[kinked]
+        ok = (beside >= 0) & (beside < N - 1)
+        s_ = np.clip(beside, 0, N - 2)
+        line = slope[s_]
+        zero = t[s_] - (start[s_] - lead) / np.minimum(line, -1e-300)
+        better = (ok & (line < 0.0) & (zero >= t[kk - 1]) & (zero <= t[kk])
+                  & (np.abs(line + rate) < np.abs(along[kinked] + rate)))
+        along[kinked] = np.where(better, line, along[kinked])
+        fired[kinked] = np.where(better, zero, fired[kinked])
     ok = ((prev <= near) & (cur >= -near) & (prev - cur < window)
-          & (slope >= -rate * (1.0 + speed_tol)) & (slope <= -rate * (1.0 - speed_tol)))
-    k, prev, h = k[ok], prev[ok], h[ok]
-    cur = np.where(np.abs(cur[ok]) <= eps, 0.0, cur[ok])
-    # From the later sample, so a crossing exactly on a sample is that sample's time, bit for bit.
-    fired = t[k] + h * cur / (prev - cur)
-    return _merge_events(fired, dt, None, what="detected events")
+          & (along >= -rate * (1.0 + speed_tol)) & (along <= -rate * (1.0 - speed_tol)))
+    k, fired = k[ok], fired[ok]
+    # Hysteresis: of the crossings after each sample above the tolerance, the first fires (before
+    # any such sample, the track counts as armed).
+    armed = np.flatnonzero(level > tolerance)
+    since = np.searchsorted(armed, k, side="left") - 1
+    once = np.ones(k.size, dtype=bool)
+    once[1:] = since[1:] != since[:-1]
+    fired = fired[once]
+    return _merge_events(np.sort(fired), dt, None, what="detected events")
+
+
+def _bends(step: np.ndarray, jump: np.ndarray, window: float) -> tuple[np.ndarray, float]:
+    """([N] bool, noise): samples where d changes slope by more than its noise explains, and the
+    noise of d (seconds per sample, a robust estimate from its second differences).
+
+    Second differences of white noise of spread s spread by sqrt(6) s; a quarter of them lie
+    within 0.3186 of that (the Gaussian's 25th percentile of |x|), whatever the other three
+    quarters (kinks, jumps, smoothed bends) do, so a track that is mostly linear between its
+    events reads as clean however many kinks it has.
+    """
+    N = step.size + 1
+    bends = np.zeros(N, dtype=bool)
+    if N < 3:
+        return bends, 0.0
+    rise = jump / step
+    second = np.abs(np.diff(rise)) * (0.5 * (step[:-1] + step[1:]))
+    spread = float(np.percentile(second, 25.0)) / 0.3186
+    bends[1:-1] = second > max(8.0 * spread, _SNAP * window)
+    return bends, spread / math.sqrt(6.0)
+
+
+def _fit_lines(t: np.ndarray, d: np.ndarray, jump: np.ndarray, left: np.ndarray,
+               right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """([N-1] level at t_b, [N-1] slope) of the least-squares line through d over the samples
+    b - left[b] .. b + right[b] of each step b -> b + 1 (right >= 1), d unwrapped from d_b
+    outward along `jump` (its steps, unwrapped)."""
+    M = t.size - 1
+    n, sx, sxx, sy, sxy = np.ones(M), np.zeros(M), np.zeros(M), np.zeros(M), np.zeros(M)
+    for side, reach in ((1, right), (-1, left)):
+        y = np.zeros(M)
+        for o in range(1, int(reach.max(initial=0)) + 1):
+            # Steps b (in `here`) whose run holds sample b + side * o: x, y measured from sample b.
+            here = slice(0, min(M, M + 1 - o)) if side > 0 else slice(o, M)
+            y_here = y[here]
+            if side > 0:
+                y_here += jump[o - 1:o - 1 + y_here.size]
+                x = t[o:o + y_here.size] - t[:y_here.size]
+            else:
+                y_here -= jump[:M - o]
+                x = t[:M - o] - t[o:M]
+            inside = reach[here] >= o
+            xm = np.where(inside, x, 0.0)
+            ym = np.where(inside, y_here, 0.0)
+            n[here] += inside
+            sx[here] += xm
+            sxx[here] += xm * x
+            sy[here] += ym
+            sxy[here] += xm * y_here
+    slope = (n * sxy - sx * sy) / (n * sxx - sx * sx)
+    level = d[:M] + (sy - slope * sx) / n
+    return level, slope
 
 
 def _phasor(d: np.ndarray, window: float) -> tuple[np.ndarray, np.ndarray]:
