@@ -1,6 +1,11 @@
-"""Event tracks read back from noisy predictions (issue 25): footsteps through Gaussian noise.
+"""Event tracks as a network meets them (issue 25): smooth targets, read back through noise.
 
-A network's (sin, cos) is never the clean encoding. Here it is the clean encoding plus seeded
+Targets: encoded with the defaults, `encode(times, event_times, window)`, a track never turns
+faster than twice its rate next to an event (where events are closer than two windows it turns
+through the far side at that rate instead of jumping), and events on frames decode to exactly 0
+there.
+
+Predictions: a network's (sin, cos) is never the clean encoding. Here it is the clean encoding plus seeded
 Gaussian noise on sin and cos, and `events.detect` with its defaults, called as
 `detect(times, sin, cos, window)`, must find the events: within max(2 frames, 20 ms) of where
 they are (recovery), with no others (false triggers), at 30 and 120 fps. The events are each foot's
@@ -76,6 +81,35 @@ def test_the_tracks_are_footsteps_with_same_foot_gaps_of_0_6_to_1_3_s():
     assert gaps.min() >= 0.6 and gaps.max() <= 1.3
     labelled = sum(t.size for name, t in TRACKS.items() if not name.startswith("synthetic"))
     assert labelled == 61  # 23 CMU touchdowns, 38 Bandai
+
+
+@pytest.mark.parametrize("fps", [30, 120])
+def test_targets_never_turn_faster_than_twice_their_rate_next_to_an_event(fps):
+    # pi / window radians per second next to an event: a chord of at most that much per second.
+    limit = 2.0 * (np.pi / WINDOW) / fps
+    worst = {}
+    for name, truth in TRACKS.items():
+        t = grid(fps, truth)
+        sin, cos = events.encode(t, truth, WINDOW)
+        worst[name] = np.hypot(np.diff(sin), np.diff(cos)).max() / limit
+    print(f"\n{fps} fps: fastest turn per frame / twice the rate next to an event: "
+          f"{max(worst.values()):.3f} (a track with gaps under two windows), "
+          f"{min(worst.values()):.3f} (the slowest track's)")
+    assert max(worst.values()) <= 1.05
+    # The runs' gaps under two windows turn at twice the rate (a chord a little short of the arc).
+    assert worst["dataset-1_run_happy_001_L"] >= 0.95
+
+
+@pytest.mark.parametrize("fps", [30, 120])
+def test_events_on_frames_decode_exactly_there(fps):
+    for name, truth in TRACKS.items():
+        frames = np.unique(np.round(truth * fps)).astype(np.int64)  # each event on its nearest frame
+        on = frames / fps
+        t = grid(fps, on)
+        sin, cos = events.encode(t, on, WINDOW)
+        assert np.all(sin[frames] == 0.0) and np.all(cos[frames] == 1.0), name
+        np.testing.assert_array_equal(events.decode(sin, cos, WINDOW)[frames], 0.0)
+        np.testing.assert_array_equal(events.detect(t, sin, cos, WINDOW), t[frames])
 
 
 @pytest.mark.parametrize("fps", [30, 120])
