@@ -72,7 +72,8 @@ def match(found: np.ndarray, truth: np.ndarray, fps: float) -> tuple[int, int, n
     return len(errors), int((~used).sum()), np.array(errors)
 
 
-def noisy(sin: np.ndarray, cos: np.ndarray, noise: float, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+def noisy(sin: np.ndarray, cos: np.ndarray, noise: float,
+          rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     return sin + rng.normal(0.0, noise, sin.size), cos + rng.normal(0.0, noise, cos.size)
 
 
