@@ -10,8 +10,11 @@ import numpy as np
 from core.clip import Clip
 
 
-def median_seconds(fn: Callable[[], object], runs: int) -> float:
-    """Median wall time of `runs` calls of fn, seconds."""
+def median_seconds(fn: Callable[[], object], runs: int, warm_up: bool = False) -> float:
+    """Median wall time of `runs` calls of fn, seconds; `warm_up`: one untimed call first (first-touch
+    page faults and caches belong to no one call)."""
+    if warm_up:
+        fn()
     times = []
     for _ in range(runs):
         t0 = time.perf_counter()

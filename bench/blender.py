@@ -14,9 +14,11 @@ Runs itself inside a `bpy` wheel's Python with the built extension installed (as
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import platform
+import shutil
 import statistics
 import sys
 import tempfile
@@ -88,7 +90,9 @@ def blender_handles(stride, obj) -> int:
 
 
 def inside_blender() -> int:
-    os.environ["BLENDER_USER_RESOURCES"] = tempfile.mkdtemp(prefix="stride-bench-")
+    scratch = tempfile.mkdtemp(prefix="stride-bench-")
+    atexit.register(shutil.rmtree, scratch, ignore_errors=True)  # Blender uses it until the end
+    os.environ["BLENDER_USER_RESOURCES"] = scratch
     import importlib
 
     import bpy
@@ -156,7 +160,7 @@ def inside_blender() -> int:
     rows.append(("read 31 joints x 1000 frames", "frame_set + rot, loc", t_read, t_step, TARGETS["read"]))
 
     # -- import: 10,000 frames ---------------------------------------------------------------------
-    big = Path(tempfile.mkdtemp(prefix="stride-bench-")) / "walk_10k.bvh"
+    big = Path(scratch) / "walk_10k.bvh"
     reps = -(-10000 // walk.n_frames)
     bvh.save(walk.replace(rotations=np.tile(walk.rotations, (reps, 1, 1))[:10000],
                           positions=np.tile(walk.positions, (reps, 1, 1))[:10000]), big)

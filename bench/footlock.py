@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import platform
 import sys
-import time
 import warnings
 from collections.abc import Callable
 from functools import partial
@@ -26,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from _timing import median_seconds as timed  # noqa: E402
 from fixtures import take_path  # noqa: E402
 
 from core import bvh, contacts, footlock, transition  # noqa: E402
@@ -37,12 +37,7 @@ TARGETS = {"given": 1.0, "detected": 3.0, "transition": 3.0}
 
 
 def median_seconds(fn: Callable[[], object]) -> float:
-    runs = []
-    for _ in range(RUNS):
-        t0 = time.perf_counter()
-        fn()
-        runs.append(time.perf_counter() - t0)
-    return float(np.median(runs))
+    return timed(fn, RUNS)
 
 
 def long_take(clip: Clip) -> Clip:

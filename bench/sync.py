@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 import platform
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -32,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from _timing import median_seconds as timed  # noqa: E402
 from fixtures import cmu_path  # noqa: E402
 
 from core import bvh, contacts, metrics, root, sync  # noqa: E402
@@ -45,13 +45,7 @@ WEIGHTS: list[float | str] = [0.0, 0.25, 0.5, 0.75, 1.0, "ramp"]
 
 
 def median_seconds(fn: Callable[[], object]) -> float:
-    fn()  # warm up: first-touch page faults and caches belong to no one call
-    runs = []
-    for _ in range(RUNS):
-        t0 = time.perf_counter()
-        fn()
-        runs.append(time.perf_counter() - t0)
-    return float(np.median(runs))
+    return timed(fn, RUNS, warm_up=True)
 
 
 def warped_contacts(loop: Clip, t: np.ndarray) -> dict[str, np.ndarray]:

@@ -22,7 +22,6 @@ import math
 import os
 import platform
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -32,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from _timing import median_seconds as timed  # noqa: E402
 from fixtures import cmu_path  # noqa: E402
 
 from core import bvh, contacts, metrics  # noqa: E402
@@ -53,12 +53,7 @@ ORDER = ["dead", "quintic", "cubic", "spring", "crossfade", "crossfade_playing",
 
 
 def median_seconds(fn: Callable[[], object]) -> float:
-    runs = []
-    for _ in range(RUNS):
-        t0 = time.perf_counter()
-        fn()
-        runs.append(time.perf_counter() - t0)
-    return float(np.median(runs))
+    return timed(fn, RUNS)
 
 
 def spliced_contacts(src: Clip, dst: Clip, i_s: int, i_d: int, n_out: int) -> dict[str, np.ndarray]:

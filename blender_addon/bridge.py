@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -18,7 +19,7 @@ import bpy
 import numpy as np
 
 from . import compat
-from .core import armature, quat
+from .core import armature, quat, resample
 from .core.clip import DEFAULT_JOINT_CHANNELS, DEFAULT_ROOT_CHANNELS, POSITION_CHANNELS, Clip, snap_fps
 
 # JSON: import settings and BVH layout, on the armature object; on each action Stride writes, the
@@ -35,7 +36,7 @@ def _path(bone: str, prop: str) -> str:
     return f'pose.bones["{bpy.utils.escape_identifier(bone)}"].{prop}'
 
 
-def _scene() -> Any:
+def current_scene() -> Any:
     scene = bpy.context.scene
     if scene is None:
         raise BridgeError("no scene")
@@ -43,7 +44,7 @@ def _scene() -> Any:
 
 
 def scene_fps(scene: Any = None) -> float:
-    scene = scene or _scene()
+    scene = scene or current_scene()
     return scene.render.fps / scene.render.fps_base
 
 
@@ -229,16 +230,111 @@ def action_timing(obj: Any, action: Any = None, fps: float | None = None, slot: 
     action, slot = resolve_action(obj, action, slot)
     firsts = [fc.keyframe_points[0].co[0] for fc in compat.fcurves(action, slot)
               if len(fc.keyframe_points) and fc.data_path.startswith("pose.bones[")]
-    start = float(min(firsts)) if firsts else float(_scene().frame_start)
+    start = float(min(firsts)) if firsts else float(current_scene().frame_start)
     return Timing(start, _action_fps(import_settings(obj, action=action), fps))
+
+
+def read_action(obj: Any, action: Any = None, slot: Any = None) -> tuple[Clip, Timing]:
+    """An action read once: its Clip and the frame mapping of that clip's times (what a job needs
+    to write results back at the action's frames)."""
+    action, slot = resolve_action(obj, action, slot)
+    return action_to_clip(obj, action, slot=slot), action_timing(obj, action, slot=slot)
+
+
+def property_path(prop: str) -> str:
+    """The F-curve path of a custom property (names from markers may hold quotes)."""
+    return f'["{bpy.utils.escape_identifier(prop)}"]'
+
+
+def quoted_name(path: str, head: str = "") -> tuple[str, str] | None:
+    """(name, rest) of an F-curve path `head["name"]rest`, the name unescaped; None for another path.
+    `quoted_name(p, "pose.bones")` is a bone's; `quoted_name(p)` with rest "" a custom property's."""
+    start = head + '["'
+    if not path.startswith(start):
+        return None
+    found = re.match(r'((?:[^"\\]|\\.)*)"\]', path[len(start):])
+    if found is None:
+        return None
+    return re.sub(r"\\(.)", r"\1", found.group(1)), path[len(start) + found.end():]
+
+
+def property_curve(obj: Any, action: Any, prop: str) -> Any:
+    """The F-curve that keys the custom property `prop` of `obj` in `action` (its slot), else None."""
+    path = property_path(prop)
+    curves = [fc for fc in compat.fcurves(action, compat.action_slot(action, obj)) if fc.data_path == path]
+    return curves[-1] if curves else None
+
+
+def nla_items(obj: Any, track: str = "",
+              default_blend: float = 0.25) -> tuple[list, list[float], float, str]:
+    """([(clip, start_s, end_s)] at the scene rate, blend time per junction, first frame, track
+    name) for the strips of an NLA track, in order: each strip sampled at scene frames through its
+    action range, scale and repeat (and its slot); a gap between strips holds the last pose."""
+    adt = obj.animation_data
+    tracks = list(adt.nla_tracks) if adt is not None else []
+    if not tracks:
+        raise BridgeError(f"armature {obj.name!r} has no NLA tracks: push actions down in the Action "
+                       "Editor and arrange them as strips on one track first")
+    if track:
+        found = [t for t in tracks if t.name == track]
+        if not found:
+            raise BridgeError(f"no NLA track named {track!r} on {obj.name!r} "
+                           f"(tracks: {', '.join(t.name for t in tracks)})")
+        nla = found[0]
+    else:
+        nla = adt.nla_tracks.active or tracks[0]
+    strips = sorted((s for s in nla.strips if not s.mute), key=lambda s: s.frame_start)
+    if not strips:
+        raise BridgeError(f"NLA track {nla.name!r} has no (unmuted) strips: add action strips to it first")
+    for s in strips:
+        unsupported = [what for what, on in (
+            ("a reversed strip", s.use_reverse), ("animated influence", s.use_animated_influence),
+            ("animated strip time", s.use_animated_time),
+            ("a cyclic animated time", s.use_animated_time_cyclic),
+            (f"blending '{s.blend_type}' (only REPLACE)", s.blend_type != "REPLACE"),
+            (f"a {s.type.lower()} strip (only action strips)", s.type != "CLIP"),
+            ("no action", s.action is None)) if on]
+        if unsupported:
+            raise BridgeError(f"NLA strip {s.name!r} uses {unsupported[0]}, which Stride cannot bake; "
+                           "change it or bake without that strip")
+    rate = scene_fps()
+    items: list[tuple[Clip, float, float]] = []
+    blends: list[float] = []
+    for k, s in enumerate(strips):
+        slot = getattr(s, "action_slot", None)
+        clip, timing = read_action(obj, s.action, slot=slot)
+        n = round(s.frame_end - s.frame_start) + 1
+        local = np.arange(n) / s.scale  # action frames from the strip's start
+        span = s.action_frame_end - s.action_frame_start
+        # Repeats wrap the action range; the strip's very last frame is the range's end.
+        offset = (np.where(local >= span * s.repeat - 1e-6, span, np.mod(local, span)) if span > 0
+                  else np.zeros_like(local))
+        strip_clip = resample.sample(clip, timing.seconds(s.action_frame_start + offset), rate)
+        if k:
+            prev = strips[k - 1]
+            gap = round(s.frame_start - prev.frame_end)
+            if gap < 0:
+                raise BridgeError(f"NLA strips {prev.name!r} and {s.name!r} overlap")
+            blend_frames = s.blend_in or prev.blend_out
+            blend = blend_frames / rate if blend_frames else default_blend
+            if gap > 0:
+                last = items[-1][0]
+                hold = last.replace(rotations=np.repeat(last.rotations[-1:], gap + 1, axis=0),
+                                    positions=np.repeat(last.positions[-1:], gap + 1, axis=0), events={})
+                items.append((hold, 0.0, gap / rate))
+                blends.append(blend)
+            blends.append(blend)
+        items.append((strip_clip, 0.0, (n - 1) / rate))
+    return items, blends, float(strips[0].frame_start), nla.name
 
 
 def _check_animated_bones(obj: Any, action: Any, curves: dict[tuple[str, int], Any]) -> None:
     """An action keyed for another skeleton must not read as this one's rest pose."""
     bones = obj.data.bones
     for path, _ in curves:
-        if path.startswith('pose.bones["'):
-            name = path[len('pose.bones["'):path.index('"]', 12)].replace('\\"', '"')
+        found = quoted_name(path, "pose.bones")
+        if found is not None:
+            name = found[0]
             if name not in bones:
                 raise BridgeError(f"armature {obj.name!r} has no bone {name!r}, which action "
                                   f"{action.name!r} animates: it was made for another skeleton")
@@ -404,7 +500,7 @@ def clip_to_action(clip: Clip, obj: Any, name: str, *, frame_start: float | None
     # [T, len(moving), 3]: the moving joints' locations only (usually the root's).
     pose_loc = armature.translation_to_pose_location(
         rest[moving], rel_heads[moving], clip.positions[:, moving], conversion, scale)
-    start = float(_scene().frame_start) if frame_start is None else float(frame_start)
+    start = float(current_scene().frame_start) if frame_start is None else float(frame_start)
     frames_per_second = action_fps if action_fps is not None else scene_fps()
     frames = start + clip.times * frames_per_second
     rotates = np.array([any(c.endswith("rotation") for c in clip.channels[j])

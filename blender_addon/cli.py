@@ -7,11 +7,13 @@ Python with the `bpy` module. Exit codes: 0 done, 1 failed (one message on stder
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import bpy
 import numpy as np
@@ -19,10 +21,73 @@ import numpy as np
 from . import bridge, importer, jobs
 from .core import bvh
 from .core.clip import Clip
-from .core.dataset import speed_arg as dataset_speed
+from .options import (
+    AUTO,
+    DatasetOptions,
+    EventOptions,
+    FootstepOptions,
+    ImportOptions,
+    LockFeetOptions,
+    SyncOptions,
+    TransitionOptions,
+    default,
+    help_of,
+)
 
 
-def _parser() -> argparse.ArgumentParser:
+def _frames(text: str) -> tuple[int, int]:
+    first, _, last = text.partition(",")
+    try:
+        return int(first), int(last)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected FIRST,LAST frames, e.g. 1,120, not {text!r}") from None
+
+
+def _foot_speed(text: str) -> float:
+    """`--speed auto|M`: Foot Speed in m/s, auto (options.AUTO) from the body and the take."""
+    if text.strip().lower() == "auto":
+        return AUTO
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected auto or a speed in m/s above 0, not {text!r}")
+    return value
+
+
+def _seconds_or_auto(text: str) -> float | None:
+    """`--dst-at SECONDS|auto`: None for auto."""
+    if text.strip().lower() == "auto":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds or auto, not {text!r}") from None
+
+
+# Flags whose values are more than their field's type.
+_PARSE = {"speed_mps": {"type": _foot_speed, "metavar": "auto|M"}}
+
+
+def _add(parser: Any, cls: type, name: str, *, required: bool = False, **extra: Any) -> None:
+    """A CLI flag for an options field: its flag, default, type and help from the declaration."""
+    flag = {f.name: f for f in dataclasses.fields(cls)}[name].metadata["flag"]
+    value = default(cls, name)
+    kind: dict[str, Any]
+    if isinstance(value, bool):
+        kind = {"action": argparse.BooleanOptionalAction if value else "store_true"}
+    elif isinstance(value, tuple):
+        kind = {"type": _frames, "metavar": "FIRST,LAST"}
+    else:
+        kind = {"type": type(value)}
+    shown = f" (default {value:g})" if isinstance(value, float) and not required else ""
+    kind = {**kind, **_PARSE.get(name, {}), **extra}
+    parser.add_argument(flag, dest=name, help=help_of(cls, name) + shown,
+                        **({"required": True} if required else {"default": value}), **kind)
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="blender -b --command stride",
         description="Stride motion-capture tools in batch.")
@@ -36,81 +101,79 @@ def _parser() -> argparse.ArgumentParser:
     imp.add_argument("--into", help="add to this .blend instead of an empty scene")
     imp.add_argument("--single-armature", action="store_true",
                      help="one armature with one action per file (skeletons must match)")
-    imp.add_argument("--axis-forward", default="-Z", choices=["X", "Y", "Z", "-X", "-Y", "-Z"])
-    imp.add_argument("--axis-up", default="Y", choices=["X", "Y", "Z", "-X", "-Y", "-Z"])
-    imp.add_argument("--scale", type=float, default=1.0, help="global scale (default 1)")
-    imp.add_argument("--scale-preset", default="NONE", choices=["NONE", "CMU_TO_METERS", "CM_TO_METERS"])
-    imp.add_argument("--rotate-mode", default="QUATERNION",
-                     choices=["QUATERNION", "NATIVE", "XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"])
-    imp.add_argument("--frame-start", type=int, default=1)
-    imp.add_argument("--fps-scale", action="store_true", help="key at the scene's frame rate")
+    axes = ["X", "Y", "Z", "-X", "-Y", "-Z"]
+    _add(imp, ImportOptions, "axis_forward", choices=axes)
+    _add(imp, ImportOptions, "axis_up", choices=axes)
+    _add(imp, ImportOptions, "global_scale")
+    _add(imp, ImportOptions, "scale_preset", choices=["NONE", "CMU_TO_METERS", "CM_TO_METERS"])
+    _add(imp, ImportOptions, "rotate_mode",
+         choices=["QUATERNION", "NATIVE", "XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"])
+    _add(imp, ImportOptions, "frame_start")
+    _add(imp, ImportOptions, "use_fps_scale")
     ev = sub.add_parser(
         "events", help="footstep markers and event curves for a BVH or .blend",
         description="Detect footsteps and write event-encoding, phase, contact and tag curves on every "
                     "armature's active action; save a .blend. A .bvh is imported with Stride first.")
     ev.add_argument("input", help="IN.bvh or IN.blend")
     ev.add_argument("--out", required=True, help=".blend file to write")
-    ev.add_argument("--window", type=float, default=0.5, help="encoding window in seconds (0.5)")
-    ev.add_argument("--sigma", type=float, default=1 / 120, help="smoothing in seconds (1/120)")
-    ev.add_argument("--speed", type=dataset_speed, default=None, metavar="auto|M",
-                    help="foot speed threshold in m/s, or auto (default): from the body and the take")
+    for name in ("window", "sigma", "speed_mps"):
+        _add(ev, EventOptions, name)
     ds = sub.add_parser(
         "export-dataset", help="training data: one .npz per BVH clip (see the README schema)",
         description="Export BVH files or folders to one .npz per clip (rotations, world positions, "
                     "contacts, phase, event encodings). Resumable; a bad file is reported and skipped.")
     ds.add_argument("inputs", nargs="+", help="BVH files or folders (searched recursively)")
     ds.add_argument("--out", required=True, help="output folder")
-    ds.add_argument("--workers", type=int, default=1,
-                    help="processes; above 1 runs a separate Python on the bundled core (default 1)")
-    ds.add_argument("--window", type=float, default=0.5, help="encoding window in seconds (0.5)")
-    ds.add_argument("--sigma", type=float, default=1 / 120, help="smoothing in seconds (1/120)")
-    ds.add_argument("--speed", type=dataset_speed, default=None, metavar="auto|M",
-                    help="foot speed threshold in m/s, or auto (default): from the body and the take")
-    ds.add_argument("--feet", metavar="LEFT,RIGHT",
-                    help="the two ankle joints by name, where Stride finds others")
+    for name in ("workers", "window", "sigma", "speed_mps"):  # dataset.Settings checks them too
+        _add(ds, DatasetOptions, name)
+    _add(ds, DatasetOptions, "feet", metavar="LEFT,RIGHT")
     sb = sub.add_parser(
         "sync-blend", help="blend a walk and a run cycle in phase: --weight, --ramp or --speed",
-        description="Cycles of A and B (from their footsteps) blended in phase for --seconds. Inputs are "
-                    "BVH files or .blend files (the active action of their armature).")
+        description="Cycles of A and B (from their footsteps, or --frames-a/--frames-b) blended in "
+                    "phase for --seconds or --cycles. Inputs are BVH files or .blend files (the active "
+                    "action of their armature); frames count from 1 for a BVH file.")
     sb.add_argument("a", help="A.bvh or A.blend (weight 0)")
     sb.add_argument("b", help="B.bvh or B.blend (weight 1)")
     weight = sb.add_mutually_exclusive_group(required=True)
-    weight.add_argument("--weight", type=float, help="constant weight, 0 = A, 1 = B")
+    weight.add_argument("--weight", type=float, help=help_of(SyncOptions, "weight") + ", constant")
     weight.add_argument("--ramp", help="weight keys SECONDS:WEIGHT,..., e.g. 0:0,4:1")
-    weight.add_argument("--speed", type=float, help="the constant weight that travels at this m/s")
-    sb.add_argument("--seconds", type=float, required=True, help="duration of the result")
-    sb.add_argument("--mode", default="linear", choices=["linear", "harmonic", "leader"])
-    sb.add_argument("--in-place", action="store_true", help="strip the root's travel")
-    sb.add_argument("--lock-feet", action=argparse.BooleanOptionalAction, default=True,
-                    help="hold feet where the sources plant them, with leg IK (default: on)")
+    weight.add_argument("--speed", type=float, help=help_of(SyncOptions, "speed_mps"))
+    length = sb.add_mutually_exclusive_group(required=True)
+    length.add_argument("--seconds", type=float, help="duration of the result (s)")
+    length.add_argument("--cycles", type=float, help="duration in blended cycles (with --weight or --speed)")
+    sb.add_argument("--mode", default=default(SyncOptions, "mode").lower(), type=str.lower,
+                    choices=["linear", "harmonic", "leader"], help=help_of(SyncOptions, "mode"))
+    for name in ("frames_a", "frames_b", "in_place", "cyclic", "mask", "lock_feet"):
+        _add(sb, SyncOptions, name)
     sb.add_argument("--out", required=True, help="OUT.bvh or OUT.blend")
     methods = ["dead", "inertialize", "crossfade"]
     tr = sub.add_parser(
         "transition", help="bake a transition from one BVH take into another",
-        description="Play A until --at seconds, then transition into B from --dst-at seconds. "
-                    "Writes a BVH, or a .blend with A's armature and the baked action.")
+        description="Play A until --at seconds, then transition into B from --dst-at seconds until "
+                    "--dst-end (B's end by default). Writes a BVH, or a .blend with A's armature and the "
+                    "baked action.")
     tr.add_argument("a", help="source BVH")
     tr.add_argument("b", help="destination BVH (same skeleton)")
-    tr.add_argument("--at", type=float, required=True, help="seconds into A where the transition starts")
-    tr.add_argument("--dst-at", type=_seconds_or_auto, default=0.0, metavar="SECONDS|auto",
-                    help="seconds into B to continue from (0), or auto: the best match of A's pose and "
-                         "motion at --at")
-    tr.add_argument("--blend", type=float, default=0.25, help="blend time in seconds (0.25)")
-    tr.add_argument("--method", default="dead", choices=methods)
-    tr.add_argument("--halflife", type=float, help="fixed half-life in seconds (default: auto)")
-    tr.add_argument("--mask", default="", help="LOWER_BODY, UPPER_BODY, FINGERS or joint names")
-    tr.add_argument("--lock-feet", action=argparse.BooleanOptionalAction, default=True,
-                    help="hold feet where the sources plant them, with leg IK (default: on)")
+    _add(tr, TransitionOptions, "source_time", required=True)
+    _add(tr, TransitionOptions, "target_time", type=_seconds_or_auto, metavar="SECONDS|auto")
+    _add(tr, TransitionOptions, "target_end")
+    _add(tr, TransitionOptions, "blend_time")
+    tr.add_argument("--method", default="dead", type=str.lower, choices=methods,
+                    help=help_of(TransitionOptions, "method"))
+    tr.add_argument("--halflife", type=float,
+                    help=help_of(TransitionOptions, "halflife") + " (default: auto)")
+    _add(tr, TransitionOptions, "mask")
+    _add(tr, TransitionOptions, "lock_feet")
     tr.add_argument("--out", required=True, help="OUT.bvh or OUT.blend")
     sq = sub.add_parser(
         "sequence", help="chain BVH takes with transitions: A@0:2 B@0.5:3 ...",
         description="Each item is FILE@START:END (seconds in that file). Each take plays until its END, "
                     "then transitions into the next at its START.")
     sq.add_argument("items", nargs="+", help="FILE@START:END")
-    sq.add_argument("--blend", type=float, default=0.25, help="blend time in seconds (0.25)")
-    sq.add_argument("--method", default="dead", choices=methods)
-    sq.add_argument("--lock-feet", action=argparse.BooleanOptionalAction, default=True,
-                    help="hold feet where the sources plant them, with leg IK (default: on)")
+    _add(sq, TransitionOptions, "blend_time")
+    sq.add_argument("--method", default="dead", type=str.lower, choices=methods,
+                    help=help_of(TransitionOptions, "method"))
+    _add(sq, TransitionOptions, "lock_feet")
     sq.add_argument("--out", required=True, help="OUT.bvh or OUT.blend")
     ins = sub.add_parser(
         "inspect", help="print what Stride reads from a skeleton: legs, feet, up, facing, unit",
@@ -129,10 +192,8 @@ def _parser() -> argparse.ArgumentParser:
     lf.add_argument("input", help="IN.bvh or IN.blend")
     lf.add_argument("--armature", help="armature object in a .blend (default: active or only armature)")
     lf.add_argument("--action", help="action name in a .blend (default: the armature's active action)")
-    lf.add_argument("--blend-time", type=float, default=0.1, help="seconds a lock eases out over (0.1)")
-    lf.add_argument("--lower-pelvis", action="store_true", help="lower the hips where a leg cannot reach")
-    lf.add_argument("--speed", type=dataset_speed, default=None, metavar="auto|M",
-                    help="foot speed threshold in m/s, or auto (default)")
+    for name in ("blend_time", "lower_pelvis", "speed_mps"):
+        _add(lf, LockFeetOptions, name)
     lf.add_argument("--out", required=True, help="OUT.bvh or OUT.blend")
     export = sub.add_parser("export", help="write an armature's action as a BVH file",
                             description="Write an armature's action as a BVH file.")
@@ -145,41 +206,52 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str]) -> int:
-    parser = _parser()
+    parser = build_parser()
     try:
         args = parser.parse_args(list(argv))
     except SystemExit as exc:  # --help, or bad usage
         return int(exc.code or 0)
-    try:
-        if getattr(args, "blend_file", None):
-            bpy.ops.wm.open_mainfile(filepath=args.blend_file)
-        if args.command == "import":
-            return _import(args)
-        if args.command == "events":
-            return _events(args)
-        if args.command == "export-dataset":
-            return _export_dataset(args)
-        if args.command == "transition":
-            return _transition(args)
-        if args.command == "sync-blend":
-            return _sync_blend(args)
-        if args.command == "sequence":
-            return _sequence(args)
-        if args.command == "lock-feet":
-            return _lock_feet(args)
-        if args.command == "inspect":
-            return _inspect(args)
-        if args.command == "export":
-            obj = jobs.find_armature(args.armature)
-            clip = jobs.export_bvh(obj, args.action, args.out)
-            print(f"stride: wrote {args.out}: {clip.n_joints} joints, {clip.n_frames} frames "
-                  f"at {clip.fps:g} fps")
-    except jobs.USER_ERRORS as exc:
-        print(f"stride {args.command}: error: {exc}", file=sys.stderr)
+    error = ""
+    code = 1
+    # The core's warnings (contacts in doubt, events merged, ...) go to stderr once the command ends.
+    with jobs.core_warnings() as warned:
+        try:
+            code = _run(args)
+        except jobs.USER_ERRORS as exc:
+            error = str(exc)
+        except RuntimeError as exc:  # bpy.ops failures (e.g. a .blend that cannot be opened)
+            error = str(exc).strip().removeprefix("Error:").strip()  # Blender's own prefix, once is enough
+    for message in warned:
+        print(f"stride {args.command}: warning: {message}", file=sys.stderr)
+    if error:
+        print(f"stride {args.command}: error: {error}", file=sys.stderr)
         return 1
-    except RuntimeError as exc:  # bpy.ops failures (e.g. a .blend that cannot be opened)
-        print(f"stride {args.command}: error: {exc}", file=sys.stderr)
-        return 1
+    return code
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The subcommand, with its exit code."""
+    if getattr(args, "blend_file", None):
+        bpy.ops.wm.open_mainfile(filepath=args.blend_file)
+    if args.command == "import":
+        return _import(args)
+    if args.command == "events":
+        return _events(args)
+    if args.command == "export-dataset":
+        return _export_dataset(args)
+    if args.command == "transition":
+        return _transition(args)
+    if args.command == "sync-blend":
+        return _sync_blend(args)
+    if args.command == "sequence":
+        return _sequence(args)
+    if args.command == "lock-feet":
+        return _lock_feet(args)
+    if args.command == "inspect":
+        return _inspect(args)
+    obj = jobs.find_armature(args.armature)  # export
+    clip = jobs.export_bvh(obj, args.action, args.out)
+    print(f"stride: wrote {args.out}: {clip.n_joints} joints, {clip.n_frames} frames at {clip.fps:g} fps")
     return 0
 
 
@@ -189,10 +261,8 @@ def _import(args: argparse.Namespace) -> int:
     else:
         bpy.ops.wm.read_homefile(use_empty=True)
     context = bpy.context
-    done, failed = jobs.import_files(
-        context, args.files, single_armature=args.single_armature, axis_forward=args.axis_forward,
-        axis_up=args.axis_up, global_scale=args.scale, scale_preset=args.scale_preset,
-        rotate_mode=args.rotate_mode, frame_start=args.frame_start, use_fps_scale=args.fps_scale)
+    done, failed = jobs.import_files(context, args.files, options=_options(ImportOptions, args),
+                                     single_armature=args.single_armature)
     for message in failed:
         print(f"stride import: error: {message}", file=sys.stderr)
     if done:
@@ -220,8 +290,8 @@ def _events(args: argparse.Namespace) -> int:
     if not armatures:
         raise jobs.JobError(f"{source.name} has no armature with an action")
     for obj in armatures:
-        action, counts, feet = jobs.detect_footsteps(obj, None, args.speed)
-        _, written = jobs.write_event_curves(obj, None, args.window, args.sigma, speed_mps=args.speed)
+        action, counts, feet = jobs.detect_footsteps(obj, options=_options(FootstepOptions, args))
+        _, written = jobs.write_event_curves(obj, options=_options(EventOptions, args))
         steps = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
         print(f"stride: {obj.name} / {action.name}: {steps}; {feet}; curves {', '.join(written)}")
     jobs.save_blend(args.out)
@@ -230,18 +300,14 @@ def _events(args: argparse.Namespace) -> int:
 
 
 def _lock_feet(args: argparse.Namespace) -> int:
-    import warnings
-
-    from .core import contacts, footlock
-
     source = Path(args.input)
     if not source.is_file():
         raise jobs.JobError(f"no such file: {str(source)!r}")
+    options = _options(LockFeetOptions, args)
     if source.suffix.lower() == ".blend":
         bpy.ops.wm.open_mainfile(filepath=str(source))
         obj = jobs.find_armature(args.armature)
-        act, clip, notes = jobs.lock_feet_action(obj, args.action, args.blend_time, args.lower_pelvis,
-                                                 args.speed)
+        act, clip, notes = jobs.lock_feet_action(obj, options=options, lower_pelvis="--lower-pelvis")
         for note in notes[1:]:
             print(f"stride lock-feet: warning: {note}", file=sys.stderr)
         if args.out.lower().endswith(".bvh"):
@@ -251,14 +317,9 @@ def _lock_feet(args: argparse.Namespace) -> int:
         print(f"stride: {act.name!r}: {clip.n_frames} frames ({notes[0]}); wrote {args.out}")
         return 0
     clip = bvh.load(source)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        masks = contacts.contacts(clip, speed_mps=args.speed)
-        out = footlock.lock_feet(clip, contacts=masks, blend_time=args.blend_time,
-                                 lower_pelvis=args.lower_pelvis)
-    for w in caught:
-        if issubclass(w.category, (footlock.FootLockWarning, contacts.ContactWarning)):
-            print(f"stride lock-feet: warning: {w.message}", file=sys.stderr)
+    out, notes = jobs.lock_feet_clip(clip, options=options, lower_pelvis="--lower-pelvis")
+    for note in notes[1:]:
+        print(f"stride lock-feet: warning: {note}", file=sys.stderr)
     _write_clip(out, source, args.out, f"{clip.name} (feet locked)")
     return 0
 
@@ -276,13 +337,21 @@ def _inspect(args: argparse.Namespace) -> int:
             bpy.ops.wm.open_mainfile(filepath=str(source))
         obj = jobs.find_armature(args.armature)
         clip = bridge.action_to_clip(obj, args.action)
-    if args.feet:
-        left, sep, right = args.feet.partition(",")
-        if not (sep and left.strip() and right.strip()):
-            raise jobs.JobError(f"--feet takes LEFT,RIGHT ankle names, not {args.feet!r}")
-        clip = body.with_feet(clip, {"L": left.strip(), "R": right.strip()})
+    feet = _feet(args.feet)
+    if feet is not None:
+        clip = body.with_feet(clip, {"L": feet[0], "R": feet[1]})
     print(body.inspect(clip))
     return 0
+
+
+def _feet(text: str | None) -> tuple[str, str] | None:
+    """`--feet LEFT,RIGHT`: the two ankle names, None when not given."""
+    if not text:
+        return None
+    left, sep, right = text.partition(",")
+    if not (sep and left.strip() and right.strip()):
+        raise jobs.JobError(f"--feet takes LEFT,RIGHT ankle names, not {text!r}")
+    return left.strip(), right.strip()
 
 
 def _export_dataset(args: argparse.Namespace) -> int:
@@ -294,16 +363,10 @@ def _export_dataset(args: argparse.Namespace) -> int:
         env = dict(os.environ, PYTHONPATH=str(package_dir))
         cmd = [sys.executable, "-m", "core.dataset", *args.inputs, "--out", args.out,
                "--workers", str(args.workers), "--window", str(args.window), "--sigma", str(args.sigma),
-               "--speed", "auto" if args.speed is None else str(args.speed)] + (
+               "--speed", "auto" if jobs.foot_speed(args.speed_mps) is None else str(args.speed_mps)] + (
                    ["--feet", args.feet] if args.feet else [])
         return subprocess.run(cmd, env=env).returncode
-    feet = None
-    if args.feet:
-        left, sep, right = args.feet.partition(",")
-        if not (sep and left.strip() and right.strip()):
-            raise jobs.JobError(f"--feet takes LEFT,RIGHT ankle names, not {args.feet!r}")
-        feet = (left.strip(), right.strip())
-    settings = dataset.Settings(args.window, args.sigma, args.speed, feet)
+    settings = dataset.Settings(args.window, args.sigma, jobs.foot_speed(args.speed_mps), _feet(args.feet))
     report = dataset.export(args.inputs, args.out, settings=settings, workers=1)
     for source, error in report.failed:
         print(f"stride export-dataset: error: {error if str(source) in error else f'{source}: {error}'}",
@@ -328,35 +391,37 @@ def _write_clip(clip: Clip, source: Path, out: str, name: str) -> None:
     print(f"stride: wrote {out}: {clip.n_frames} frames at {clip.fps:g} fps")
 
 
-def _transition(args: argparse.Namespace) -> int:
-    from .core import transition
+# The transition options as the CLI names them, for its errors.
+TRANSITION_LABELS = {"source_time": "--at", "target_time": "--dst-at", "target_end": "--dst-end",
+                     "method": "--method", "mask": "--mask"}
+SYNC_LABELS = {"frames_a": "--frames-a", "frames_b": "--frames-b", "mode": "--mode", "mask": "--mask",
+               "cycle_hint": "Give its cycle's frames (--frames-a, --frames-b)"}
 
+
+def _options(cls: type, args: argparse.Namespace, **overrides: Any) -> Any:
+    """`cls` from the parsed flags that name its fields, the rest at their defaults."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    given = {k: v for k, v in vars(args).items() if k in names and v is not None}
+    return cls(**{**given, **overrides})
+
+
+def _transition(args: argparse.Namespace) -> int:
     src, dst = bvh.load(args.a), bvh.load(args.b)
-    halflife_mode = "AUTO" if args.halflife is None else "FIXED"
-    dst_at = args.dst_at
-    if dst_at is None:
-        src.check_compatible(dst)
-        dst_at = transition.best_target_time(src, args.at, dst)
-        print(f"stride: --dst-at auto: {dst_at:.3f} s")
-    clip = jobs.transition_clip(src, dst, args.at, dst_at, args.blend, args.method.upper(),
-                                halflife_mode, args.halflife or 0.3, args.mask, lock_feet=args.lock_feet)
+    halflife = {} if args.halflife is None else {"halflife_mode": "FIXED", "halflife": args.halflife}
+    options = _options(TransitionOptions, args, method=args.method.upper(), **halflife)
+    if args.target_time is None:  # --dst-at auto
+        found = jobs.best_target_time(src, dst, options.source_time, TRANSITION_LABELS["source_time"])
+        options = dataclasses.replace(options, target_time=found)
+        print(f"stride: --dst-at auto: {found:.3f} s")
+    clip = jobs.transition_clip(src, dst, options=options, labels=TRANSITION_LABELS)
     _write_clip(clip, Path(args.a), args.out, f"{src.name} > {dst.name} ({args.method})")
     return 0
-
-
-def _seconds_or_auto(text: str) -> float | None:
-    """`--dst-at SECONDS|auto`: None for auto."""
-    if text.strip().lower() == "auto":
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds or auto, not {text!r}") from None
 
 
 def _sequence(args: argparse.Namespace) -> int:
     from .core import transition
 
+    method = jobs.core_method(args.method, "--method")
     spans = []
     for item in args.items:
         # The spans first: a missing '@' must not read as a file named '' (the current folder).
@@ -370,51 +435,62 @@ def _sequence(args: argparse.Namespace) -> int:
         if not path:
             raise jobs.JobError(f"{item!r}: expected FILE@START:END in seconds, e.g. walk.bvh@0:2.5")
     items = [(bvh.load(path), start, end) for path, start, end in spans]
-    method = {"dead": "dead", "inertialize": "quintic", "crossfade": "crossfade"}[args.method]
-    clip = transition.sequence(items, args.blend, method, lock_feet=args.lock_feet)
+    clip = transition.sequence(items, args.blend_time, method, lock_feet=args.lock_feet)
     _write_clip(clip, Path(args.items[0].rpartition("@")[0]), args.out, f"sequence ({args.method})")
     return 0
 
 
-def _clip_from(path: str) -> tuple[Clip, Path]:
-    """A clip from a BVH file, or from the active action of a .blend's armature."""
+def _clip_from(path: str) -> tuple[Clip, Path, bridge.Timing]:
+    """A clip from a BVH file (its frames counted from 1, as imported), or from the active action of a
+    .blend's armature; with the timing its frames count in."""
     source = Path(path)
     if source.suffix.lower() != ".blend":
-        return bvh.load(source), source
+        clip = bvh.load(source)
+        return clip, source, bridge.Timing(1.0, clip.fps)
     if not source.is_file():
         raise jobs.JobError(f"no such file: {path!r}")
     bpy.ops.wm.open_mainfile(filepath=str(source))
     obj = jobs.find_armature()
-    return bridge.action_to_clip(obj), source
+    clip, timing = bridge.read_action(obj)
+    return clip, source, timing
 
 
 def _sync_blend(args: argparse.Namespace) -> int:
-    from .core import root, sync
-
-    a, source = _clip_from(args.a)
-    b, _ = _clip_from(args.b)
-    cycle_a, cycle_b = sync.loop_cycle(a), sync.loop_cycle(b)
-    weight: object
+    a, source, timing_a = _clip_from(args.a)
+    b, _, timing_b = _clip_from(args.b)
+    unit = {"duration": args.seconds, "duration_unit": "SECONDS"} if args.cycles is None else {
+        "duration": args.cycles, "duration_unit": "CYCLES"}
+    curve = None
     if args.speed is not None:
-        weight = sync.weight_for_speed(cycle_a, cycle_b, args.speed, args.mode)
-        print(f"stride: weight {weight:.4f} travels at {args.speed:g} m/s")
+        weight = {"weight_mode": "SPEED", "speed_mps": args.speed}
     elif args.ramp:
         try:
             pairs = [tuple(float(v) for v in key.split(":")) for key in args.ramp.split(",")]
-            weight = (np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs]))
+            curve = (np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs]))
         except (ValueError, IndexError):
             raise jobs.JobError(f"--ramp {args.ramp!r}: expected SECONDS:WEIGHT,... e.g. 0:0,4:1") from None
+        if args.cycles is not None:
+            raise jobs.JobError("--cycles needs one weight: use --weight or --speed, or give --seconds")
+        weight = {"weight_mode": "CURVE"}
     else:
-        weight = args.weight
-    clip = sync.sync_blend(cycle_a, cycle_b, weight, args.seconds, mode=args.mode, lock_feet=args.lock_feet)
-    if args.in_place:
-        clip = root.in_place(clip)
+        weight = {"weight_mode": "CONSTANT", "weight": args.weight}
+    options = _options(SyncOptions, args, mode=args.mode.upper(), **unit, **weight)
+    clip, used = jobs.sync_clip(a, b, options=options, timing_a=timing_a, timing_b=timing_b, curve=curve,
+                                labels=SYNC_LABELS)
+    if args.speed is not None:
+        print(f"stride: weight {used:.4f} travels at {args.speed:g} m/s")
+    name = f"{a.name} + {b.name} sync ({args.mode})"
+    closed = jobs.loops(options)
     if source.suffix.lower() == ".blend" and not args.out.lower().endswith(".bvh"):
         bpy.ops.wm.open_mainfile(filepath=str(source))
         obj = jobs.find_armature()
-        jobs.write_result(obj, clip, f"{a.name} + {b.name} sync ({args.mode})", bridge.Timing(1.0, clip.fps))
+        scene = bridge.current_scene()
+        timing = bridge.Timing(float(scene.frame_start), bridge.scene_fps(scene) if closed else clip.fps)
+        action = jobs.write_result(obj, clip, name, timing, obj.animation_data.action)
+        if closed:
+            jobs.add_cycles_modifiers(obj, action)
         jobs.save_blend(args.out)
         print(f"stride: wrote {args.out}: {clip.n_frames} frames at {clip.fps:g} fps")
     else:
-        _write_clip(clip, source, args.out, f"{a.name} + {b.name} sync ({args.mode})")
+        _write_clip(clip, source, args.out, name)
     return 0

@@ -6,10 +6,14 @@ Every function raises `JobError` (or a subclass of ValueError) with a message me
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Sequence
+import dataclasses
+import math
+import warnings
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import bpy
 import numpy as np
@@ -17,6 +21,19 @@ import numpy as np
 from . import bridge, compat
 from .core import bvh
 from .core.clip import Clip
+from .options import (
+    METHODS,
+    SYNC_MODES,
+    DecodeOptions,
+    EventOptions,
+    FootstepOptions,
+    ImportOptions,
+    LockFeetOptions,
+    NlaBakeOptions,
+    SyncOptions,
+    TransitionOptions,
+    label_of,
+)
 
 
 class JobError(ValueError):
@@ -24,6 +41,74 @@ class JobError(ValueError):
 
 
 USER_ERRORS = (JobError, bridge.BridgeError, bvh.BVHError, ValueError, OSError)
+
+# Core warnings name the core's keywords; a command tells the user its own option instead, or
+# nothing where it has no such option (a transition's feet lock without Lower Pelvis).
+LOWER_PELVIS_HINT = ". lower_pelvis=True lowers the pelvis instead"
+NO_CORE_WORDS = {LOWER_PELVIS_HINT: ""}
+
+
+def in_user_words(message: str, words: Mapping[str, str] = NO_CORE_WORDS) -> str:
+    """A core message with each phrase of `words` replaced by what the user knows it as."""
+    for core, user in words.items():
+        message = message.replace(core, user)
+    return message
+
+
+@contextmanager
+def core_warnings(words: Mapping[str, str] = NO_CORE_WORDS) -> Iterator[list[str]]:
+    """The warnings the core raises inside the block (EventWarning, ContactWarning, FootLockWarning,
+    BodyWarning, ...: every UserWarning), as messages in user words, each once, in the list
+    yielded (filled when the block ends, even by an error), for an operator's report or the CLI's
+    stderr. Other warnings are shown as usual."""
+    messages: list[str] = []
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UserWarning)
+            yield messages
+    finally:
+        for w in caught:
+            if issubclass(w.category, UserWarning):
+                text = in_user_words(str(w.message), words)
+                if text not in messages:
+                    messages.append(text)
+            else:
+                warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+
+
+# What an operator needs in its context (its poll); `unmet` says what is missing.
+ARMATURE, ACTION, TWO_ACTIONS, NLA_TRACK = "ARMATURE", "ACTION", "TWO_ACTIONS", "NLA_TRACK"
+
+
+def unmet(context: Any, need: str) -> str:
+    """Why a command that needs `need` (ARMATURE, ACTION: an armature with an action, TWO_ACTIONS:
+    and a second action to go into or blend with, NLA_TRACK: an armature with NLA strips) cannot run
+    in `context`, as a poll message; '' when it can. Cheap: polls and panels call it on every
+    redraw."""
+    try:
+        obj = find_armature(context=context)
+    except JobError as exc:
+        return _sentence(str(exc))
+    adt = obj.animation_data
+    if need == ARMATURE:
+        return ""
+    if need == NLA_TRACK:
+        if adt is None or not len(adt.nla_tracks):
+            return (f"{obj.name!r} has no NLA tracks: push actions down to the NLA and arrange them "
+                    "as strips on one track")
+        if not any(len(t.strips) for t in adt.nla_tracks):
+            return f"{obj.name!r} has no NLA strips: add action strips to a track"
+        return ""
+    if adt is None or adt.action is None:
+        return f"{obj.name!r} has no action: import a BVH take, or assign an action in the Action Editor"
+    if need == TWO_ACTIONS and len(bpy.data.actions) < 2:
+        return f"No second action to go into or blend with: import another take (only {adt.action.name!r})"
+    return ""
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def find_armature(name: str | None = None, context: Any = None) -> Any:
@@ -57,8 +142,9 @@ def export_bvh(obj: Any, action: str | None, path: str | Path) -> Clip:
     return clip
 
 
-def import_files(context: Any, paths: Sequence[str | Path], *, single_armature: bool = False,
-                 progress: Any = None, **options: Any) -> tuple[list[tuple[Any, Any]], list[str]]:
+def import_files(context: Any, paths: Sequence[str | Path], *, options: ImportOptions | None = None,
+                 single_armature: bool = False,
+                 progress: Any = None) -> tuple[list[tuple[Any, Any]], list[str]]:
     """Import BVH files and folders: ([(armature, action)], [error message per failed file]).
 
     A bad file is reported and skipped; the rest still import. With `single_armature`, every file
@@ -79,7 +165,8 @@ def import_files(context: Any, paths: Sequence[str | Path], *, single_armature: 
                 progress((k + fraction) / len(files))
 
         try:
-            done.append(importer.import_bvh(context, path, target=target, progress=step, **options))
+            done.append(importer.import_bvh(context, path, target=target, progress=step,
+                                            **dataclasses.asdict(options or ImportOptions())))
         except USER_ERRORS as exc:
             failed.append(f"{path.name}: {exc}" if str(path) not in str(exc) else str(exc))
     return done, failed
@@ -104,35 +191,42 @@ CURVE_GROUP = "Stride Events"
 
 def _armature_action(obj: Any, action: str | None) -> tuple[Any, Any, Clip, bridge.Timing]:
     act, _ = bridge.resolve_action(obj, action or None)
-    clip = bridge.action_to_clip(obj, act)
+    clip, timing = bridge.read_action(obj, act)
     if clip.n_frames < 2:
         raise JobError(f"action {act.name!r} has fewer than two frames")
-    return act, _, clip, bridge.action_timing(obj, act)
+    return act, _, clip, timing
 
 
 def foot_speed(value: float | None) -> float | None:
-    """A Foot Speed setting as the core takes it: 0 (or None) is Auto."""
+    """A Foot Speed setting as the core takes it: 0 (options.AUTO) or None is Auto."""
     return None if value is None or value <= 0.0 else float(value)
 
 
-def detect_footsteps(obj: Any, action: str | None = None, speed_mps: float | None = None,
-                     **options: Any) -> tuple[Any, dict[str, int], str]:
+def detect_footsteps(obj: Any, *, options: FootstepOptions) -> tuple[Any, dict[str, int], str]:
     """FootDown_L / FootDown_R pose markers on the action, exact times kept: (action, counts, what
-    the feet are: their names and what decided them, and any doubt the body map has).
-    `speed_mps` 0 or None: Auto."""
-    import warnings
-
-    from .core import contacts
+    the feet are: their names and what decided them, and any doubt the body map or the contacts
+    have). Foot Speed 0: Auto."""
     from .markers import replace_track
 
-    act, _, clip, timing = _armature_action(obj, action)
-    speed = foot_speed(speed_mps)
+    act, _, clip, timing = _armature_action(obj, options.action)
+    steps, doubts = find_footsteps(clip, act.name, foot_speed(options.speed_mps))
+    counts = {track: len(times) for track, times in steps.items()}
+    for track, times in steps.items():
+        replace_track(act, track, times, timing)
+    return act, counts, "; ".join([feet_note(clip), *doubts])
+
+
+def find_footsteps(clip: Clip, name: str, speed: float | None) -> tuple[dict[str, np.ndarray], list[str]]:
+    """({'FootDown_L': seconds, 'FootDown_R': ...}, the contacts' doubts) of action `name`'s clip;
+    JobError, saying what to try, when there are none. `speed`: Foot Speed, None for Auto."""
+    from .core import contacts
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", contacts.ContactWarning)
-        steps = contacts.footsteps(clip, speed_mps=speed, **options)
+        steps = contacts.footsteps(clip, speed_mps=speed)
     doubts = [str(w.message) for w in caught if issubclass(w.category, contacts.ContactWarning)]
     if not any(len(t) for t in steps.values()):
-        planted = contacts.contacts(clip, speed_mps=speed, **options)
+        planted = contacts.contacts(clip, speed_mps=speed)
         used = contacts.thresholds(clip, speed_mps=speed).speed_mps
         frames = slice(clip.motion_start, None)
         if all(p[frames].all() for p in planted.values()):
@@ -141,12 +235,9 @@ def detect_footsteps(obj: Any, action: str | None = None, speed_mps: float | Non
         else:
             hint = (f"no foot comes to rest near the floor below {used:.2g} m/s: try a higher "
                     f"Foot Speed (e.g. {2 * used:.2g} m/s)")
-        raise JobError(f"no footsteps found in {act.name!r}: {hint}; or check the units (Stride reads "
+        raise JobError(f"no footsteps found in {name!r}: {hint}; or check the units (Stride reads "
                        f"{clip.meters_per_unit:g} m per unit from the skeleton's height)")
-    counts = {track: len(times) for track, times in steps.items()}
-    for track, times in steps.items():
-        replace_track(act, track, times, timing)
-    return act, counts, "; ".join([feet_note(clip), *doubts])
+    return steps, doubts
 
 
 def contact_masks(act: Any, slot: Any, timing: bridge.Timing, clip: Clip) -> dict[str, np.ndarray] | None:
@@ -160,34 +251,43 @@ def contact_masks(act: Any, slot: Any, timing: bridge.Timing, clip: Clip) -> dic
     out = {}
     for fc in bag.fcurves:
         for side in ("L", "R"):
-            if fc.data_path == _property_path(f"stride_contact_{side}"):
+            if fc.data_path == bridge.property_path(f"stride_contact_{side}"):
                 out[side] = np.array([fc.evaluate(float(f)) for f in frames]) > 0.5
     return out if len(out) == 2 else None
 
 
-def lock_feet_action(obj: Any, action: str | None = None, blend_time: float = 0.1,
-                     lower_pelvis: bool = False, speed_mps: float | None = None,
-                     progress: Callable[[float], None] | None = None) -> tuple[Any, Clip, list[str]]:
-    """A new action with the planted feet of `action` (the active one by default) held where they
+def lock_feet_action(obj: Any, *, options: LockFeetOptions, progress: Callable[[float], None] | None = None,
+                     lower_pelvis: str = label_of(LockFeetOptions, "lower_pelvis")
+                     ) -> tuple[Any, Clip, list[str]]:
+    """A new action with the planted feet of the action (the active one by default) held where they
     land: (action, clip, notes). Contacts come from the action's `stride_contact_L/R` curves when
     it has them (Write Event Curves; edit them to say where a foot is planted), else they are
-    detected (Foot Speed 0: Auto)."""
-    import warnings
+    detected (Foot Speed 0: Auto). `lower_pelvis`: as for lock_feet_clip."""
+    act, slot, clip, timing = _armature_action(obj, options.action)
+    out, notes = lock_feet_clip(clip, options=options, masks=contact_masks(act, slot, timing, clip),
+                                lower_pelvis=lower_pelvis)
+    result = write_result(obj, out, f"{act.name} (feet locked)", timing, source=act, progress=progress)
+    return result, out, notes
 
+
+def lock_feet_clip(clip: Clip, *, options: LockFeetOptions, masks: dict[str, np.ndarray] | None = None,
+                   lower_pelvis: str = label_of(LockFeetOptions, "lower_pelvis")) -> tuple[Clip, list[str]]:
+    """`clip` with its planted feet held: (clip, notes: where the contacts came from, then any doubt
+    about them or the lock). `masks`: the contacts, else detected. `lower_pelvis`: that option's
+    name, as the user knows it (the CLI's flag), for the notes."""
     from .core import contacts, footlock
 
-    act, slot, clip, timing = _armature_action(obj, action)
-    masks = contact_masks(act, slot, timing, clip)
     notes = ["contacts from the action's stride_contact curves" if masks is not None else "contacts detected"]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if masks is None:
-            masks = contacts.contacts(clip, speed_mps=foot_speed(speed_mps))
-        out = footlock.lock_feet(clip, contacts=masks, blend_time=blend_time, lower_pelvis=lower_pelvis)
-    notes += [str(w.message) for w in caught if issubclass(w.category, (footlock.FootLockWarning,
-                                                                      contacts.ContactWarning))]
-    result = write_result(obj, out, f"{act.name} (feet locked)", timing, source=act, progress=progress)
-    return result, out, notes
+            masks = contacts.contacts(clip, speed_mps=foot_speed(options.speed_mps))
+        out = footlock.lock_feet(clip, contacts=masks, blend_time=options.blend_time,
+                                 lower_pelvis=options.lower_pelvis)
+    words = {LOWER_PELVIS_HINT: f". {lower_pelvis} lowers the pelvis instead"}
+    notes += [in_user_words(str(w.message), words) for w in caught
+              if issubclass(w.category, (footlock.FootLockWarning, contacts.ContactWarning))]
+    return out, notes
 
 
 def feet_note(clip: Clip) -> str:
@@ -203,18 +303,17 @@ def feet_note(clip: Clip) -> str:
 WRITTEN_CURVES = "stride_curves"  # on an action: the properties Write Event Curves keyed there
 
 
-def write_event_curves(obj: Any, action: str | None = None, window: float = 0.5,
-                       sigma: float = 1 / 120, tracks: str = "ALL",
-                       speed_mps: float | None = None) -> tuple[Any, list[str]]:
+def write_event_curves(obj: Any, *, options: EventOptions) -> tuple[Any, list[str]]:
     """Event-encoding, phase, contact and tag F-curves on the armature's custom properties, in the
     action's own slot: (action, property names written). Replaces only Stride's own curves: the
-    ones it wrote before and the ones it writes now. `speed_mps`: contacts' and footsteps' foot
-    speed, as for detect_footsteps."""
+    ones it wrote before and the ones it writes now. Foot Speed: contacts' and footsteps', as for
+    detect_footsteps."""
     from .core import contacts, events
     from .markers import tracks as marker_tracks
 
-    speed_mps = foot_speed(speed_mps)
-    act, slot, clip, timing = _armature_action(obj, action)
+    tracks, window, sigma = options.tracks, options.window, options.sigma
+    speed_mps = foot_speed(options.speed_mps)
+    act, slot, clip, timing = _armature_action(obj, options.action)
     found, tag_markers = marker_tracks(act, timing)
     wanted = None if tracks.strip().upper() == "ALL" else {t.strip() for t in tracks.split(",") if t.strip()}
     if wanted is not None:
@@ -250,41 +349,29 @@ def write_event_curves(obj: Any, action: str | None = None, window: float = 0.5,
                        "Detect Footsteps or add pose markers first")
     bag = compat.channelbag(act, slot, create=True)
     # Curves keyed by hand under the same prefixes (a network's predictions) stay.
-    ours = {_property_path(p) for p in [*act.get(WRITTEN_CURVES, []), *curves]}
+    ours = {bridge.property_path(p) for p in [*act.get(WRITTEN_CURVES, []), *curves]}
     compat.remove_fcurves(bag, [fc for fc in bag.fcurves if fc.data_path in ours])
     for prop, (values, interpolation) in curves.items():
         obj[prop] = [0.0] * len(values) if len(values) > 1 else 0.0
         for index, v in enumerate(values):
-            fc = compat.new_fcurve(bag, _property_path(prop), index, group=CURVE_GROUP)
+            fc = compat.new_fcurve(bag, bridge.property_path(prop), index, group=CURVE_GROUP)
             compat.write_keys(fc, frames, v, interpolation)
     act[WRITTEN_CURVES] = sorted(curves)
     return act, sorted(curves) + notes
 
 
-def _property_path(prop: str) -> str:
-    """The F-curve path of a custom property (names from markers may hold quotes)."""
-    return f'["{bpy.utils.escape_identifier(prop)}"]'
-
-
-def _property_name(path: str, prefix: str) -> str | None:
-    """The part after `prefix` of the custom property a path `["..."]` names, else None."""
-    if not (path.startswith('["') and path.endswith('"]')):
-        return None
-    name = re.sub(r"\\(.)", r"\1", path[2:-2])
-    return name[len(prefix):] if name.startswith(prefix) else None
-
-
-def detect_events_from_curves(obj: Any, action: str | None = None, window: float = 0.5,
-                              prefix: str = "stride_event_") -> tuple[Any, dict[str, int]]:
+def detect_events_from_curves(obj: Any, *, options: DecodeOptions) -> tuple[Any, dict[str, int]]:
     """Decode (sin, cos) curves `["<prefix><track>"]` back into markers and exact times."""
     from .core import events
     from .markers import replace_track
 
-    act, slot = bridge.resolve_action(obj, action or None)
+    prefix, window = options.prefix, options.window
+    act, slot = bridge.resolve_action(obj, options.action or None)
     timing = bridge.action_timing(obj, act)
     pairs: dict[str, dict[int, Any]] = {}
     for fc in compat.fcurves(act, slot):
-        track = _property_name(fc.data_path, prefix)
+        named = bridge.quoted_name(fc.data_path)
+        track = named[0][len(prefix):] if named and not named[1] and named[0].startswith(prefix) else ""
         if track:
             pairs.setdefault(track, {})[fc.array_index] = fc
     complete = {track: p for track, p in pairs.items() if 0 in p and 1 in p}
@@ -308,10 +395,23 @@ def detect_events_from_curves(obj: Any, action: str | None = None, window: float
 
 # -- transitions ----------------------------------------------------------------------------------
 
-TRANSITION_METHODS = ("DEAD", "INERTIALIZE", "CROSSFADE")
+TRANSITION_METHODS = tuple(METHODS)
+
+# How the options are named to the user, in the panel's words; the CLI passes its flags instead.
+OPERATOR_LABELS = {**{name: label_of(TransitionOptions, name)
+                      for name in ("source_time", "target_time", "target_end", "method", "mask")},
+                   "time_hint": " (the clock button uses the current frame)"}
 
 
-def joint_mask(clip: Clip, mask: str) -> np.ndarray | None:
+def core_method(method: str, label: str = "Method") -> str:
+    """The core's `transition.METHODS` key for a method as the user names it (DEAD, ...)."""
+    key = METHODS.get(method.upper())
+    if key is None:
+        raise JobError(f"{label} must be one of {', '.join(TRANSITION_METHODS)}, not {method!r}")
+    return key
+
+
+def joint_mask(clip: Clip, mask: str, label: str = "Mask") -> np.ndarray | None:
     """Per-joint weights from a preset name (LOWER_BODY, UPPER_BODY, FINGERS) or joint names
     separated by commas (each with its descendants); None for an empty string."""
     from .core import blend
@@ -324,46 +424,60 @@ def joint_mask(clip: Clip, mask: str) -> np.ndarray | None:
     names = [n.strip() for n in text.split(",") if n.strip()]
     missing = [n for n in names if n not in clip.names]
     if missing:
-        raise JobError(f"mask: no joint named {missing[0]!r}; use a preset "
-                       f"({', '.join(blend.PRESETS)}) or joint names separated by commas")
+        documented = [p for p in blend.PRESETS if p != "ALL"]  # ALL is the empty mask
+        raise JobError(f"{label}: no joint named {missing[0]!r}; use a preset "
+                       f"({', '.join(documented)}) or joint names separated by commas")
     return blend.mask(clip, include=names)
 
 
-def transition_clip(src: Clip, dst: Clip, source_time: float, target_time: float, blend_time: float,
-                    method: str, halflife_mode: str = "AUTO", halflife: float = 0.3,
-                    mask: str = "", lock_feet: bool = False) -> Clip:
-    """The core transition an operator or CLI call asks for."""
+def transition_clip(src: Clip, dst: Clip, *, options: TransitionOptions,
+                    labels: dict[str, str] = OPERATOR_LABELS) -> Clip:
+    """The core transition the options ask for; `labels`: the options' names in errors."""
     from .core import transition
 
-    method = method.upper()
-    if method not in TRANSITION_METHODS:
-        raise JobError(f"method must be one of {', '.join(TRANSITION_METHODS)}, not {method!r}")
+    for key, seconds, clip in (("source_time", options.source_time, src),
+                               ("target_time", options.target_time, dst)):
+        if not 0.0 <= seconds <= clip.duration + 0.5 / clip.fps:
+            raise JobError(f"{labels[key]} {seconds:g} s is outside {clip.name!r}, which lasts "
+                           f"{clip.duration:.2f} s: pick a time inside it{labels.get('time_hint', '')}")
+    end = options.target_end
+    if end and not options.target_time < end <= dst.duration + 0.5 / dst.fps:
+        raise JobError(f"{labels['target_end']} {end:g} s must come after {labels['target_time']} "
+                       f"({options.target_time:g} s) and inside {dst.name!r}, which lasts "
+                       f"{dst.duration:.2f} s (0: to its end)")
+    method = core_method(options.method, labels["method"])
     src.check_compatible(dst)
-    weights = joint_mask(src, mask)
-    if method == "DEAD":
-        return transition.dead_blend(src, dst, source_time, target_time, blend_time,
-                                     halflife="auto" if halflife_mode == "AUTO" else halflife, mask=weights,
-                                     lock_feet=lock_feet)
-    if method == "INERTIALIZE":
-        return transition.inertialize(src, dst, source_time, target_time, blend_time, mask=weights,
-                                      lock_feet=lock_feet)
-    return transition.crossfade(src, dst, source_time, target_time, blend_time, mask=weights,
-                                lock_feet=lock_feet)
+    extra: dict[str, Any] = {"mask": joint_mask(src, options.mask, labels["mask"]),
+                             "lock_feet": options.lock_feet}
+    if method == "dead":
+        extra["halflife"] = "auto" if options.halflife_mode == "AUTO" else options.halflife
+    out = transition.METHODS[method](src, dst, options.source_time, options.target_time,
+                                     options.blend_time, **extra)
+    if not end:
+        return out
+    # The output is src's frames to the switch, then dst's from Target Time, both at src's rate
+    # (frames rounded as the core rounds them): cut it where dst reaches Target End.
+    fps = src.fps
+    return out[:round(options.source_time * fps) + round(end * fps) - round(options.target_time * fps) + 1]
 
 
-def find_target_time(obj: Any, source_action: str, source_time: float, target_action: str) -> float:
-    """Seconds into `target_action` whose pose and motion best continue `source_action` at
-    `source_time` (transition.best_target_time, a motion-matching cost)."""
+def find_target_time(obj: Any, *, options: TransitionOptions) -> float:
+    """Seconds into the target action whose pose and motion best continue the source action at
+    Source Time (transition.best_target_time, a motion-matching cost)."""
+    if not options.target_action:
+        raise JobError("choose a target action to transition into")
+    src_action = resolve_source(obj, options.source_action)
+    dst_action, _ = bridge.resolve_action(obj, options.target_action)
+    (src, _), (dst, _) = bridge.read_action(obj, src_action), bridge.read_action(obj, dst_action)
+    return best_target_time(src, dst, options.source_time)
+
+
+def best_target_time(src: Clip, dst: Clip, source_time: float, label: str = "Source Time") -> float:
+    """transition.best_target_time, with the source time checked and named as the user sees it."""
     from .core import transition
 
-    if not target_action:
-        raise JobError("choose a target action to transition into")
-    src_action = resolve_source(obj, source_action)
-    dst_action, _ = bridge.resolve_action(obj, target_action)
-    src = bridge.action_to_clip(obj, src_action)
-    dst = bridge.action_to_clip(obj, dst_action)
     if not 0.0 <= source_time <= src.duration + 0.5 / src.fps:
-        raise JobError(f"Source Time {source_time:g} s is outside {src_action.name!r}, which lasts "
+        raise JobError(f"{label} {source_time:g} s is outside {src.name!r}, which lasts "
                        f"{src.duration:.2f} s")
     src.check_compatible(dst)
     return float(transition.best_target_time(src, source_time, dst))
@@ -398,217 +512,355 @@ def write_result(obj: Any, clip: Clip, name: str, timing: bridge.Timing, source:
     return action
 
 
-def bake_transition(obj: Any, source_action: str, source_time: float, target_action: str,
-                    target_time: float, blend_time: float = 0.25, method: str = "DEAD",
-                    halflife_mode: str = "AUTO", halflife: float = 0.3, mask: str = "",
-                    progress: Callable[[float], None] | None = None,
-                    lock_feet: bool = True) -> tuple[Any, Clip]:
-    """A new action: `source_action` until `source_time`, then a transition into `target_action`
-    from `target_time` (seconds in each action's own time). Sources are never modified."""
-    if not target_action:
+def bake_transition(obj: Any, *, options: TransitionOptions,
+                    progress: Callable[[float], None] | None = None) -> tuple[Any, Clip]:
+    """A new action: the source action until Source Time, then a transition into the target action
+    from Target Time to Target End (its end for 0; seconds in each action's own time). Sources are
+    never modified."""
+    if not options.target_action:
         raise JobError("choose a target action to transition into")
-    src_action = resolve_source(obj, source_action)
-    dst_action, _ = bridge.resolve_action(obj, target_action)
-    src = bridge.action_to_clip(obj, src_action)
-    dst = bridge.action_to_clip(obj, dst_action)
-    for field, seconds, clip, act in (("Source Time", source_time, src, src_action),
-                                      ("Target Time", target_time, dst, dst_action)):
-        if not 0.0 <= seconds <= clip.duration + 0.5 / clip.fps:
-            raise JobError(f"{field} {seconds:g} s is outside {act.name!r}, which lasts "
-                           f"{clip.duration:.2f} s: pick a time inside it (the clock button uses the "
-                           "current frame)")
-    out = transition_clip(src, dst, source_time, target_time, blend_time, method, halflife_mode, halflife,
-                          mask, lock_feet=lock_feet)
-    name = f"{src_action.name} > {dst_action.name} ({method.lower()})"
-    return write_result(obj, out, name, bridge.action_timing(obj, src_action), src_action, progress), out
+    src_action = resolve_source(obj, options.source_action)
+    dst_action, _ = bridge.resolve_action(obj, options.target_action)
+    src, timing = bridge.read_action(obj, src_action)
+    dst, _ = bridge.read_action(obj, dst_action)
+    out = transition_clip(src, dst, options=options)
+    name = f"{src_action.name} > {dst_action.name} ({options.method.lower()})"
+    return write_result(obj, out, name, timing, src_action, progress), out
 
 
-def nla_items(obj: Any, track: str = "",
-              default_blend: float = 0.25) -> tuple[list, list[float], float, str]:
-    """([(clip, start_s, end_s)] at the scene rate, blend time per junction, first frame, track
-    name) for the
-    strips of an NLA track, in order: each strip sampled at scene frames through its action range,
-    scale and repeat (and its slot); a gap between strips holds the last pose."""
-    from .core import resample
-
-    adt = obj.animation_data
-    tracks = list(adt.nla_tracks) if adt is not None else []
-    if not tracks:
-        raise JobError(f"armature {obj.name!r} has no NLA tracks: push actions down in the Action "
-                       "Editor and arrange them as strips on one track first")
-    if track:
-        found = [t for t in tracks if t.name == track]
-        if not found:
-            raise JobError(f"no NLA track named {track!r} on {obj.name!r} "
-                           f"(tracks: {', '.join(t.name for t in tracks)})")
-        nla = found[0]
-    else:
-        nla = adt.nla_tracks.active or tracks[0]
-    strips = sorted((s for s in nla.strips if not s.mute), key=lambda s: s.frame_start)
-    if not strips:
-        raise JobError(f"NLA track {nla.name!r} has no (unmuted) strips: add action strips to it first")
-    for s in strips:
-        unsupported = [what for what, on in (
-            ("a reversed strip", s.use_reverse), ("animated influence", s.use_animated_influence),
-            ("animated strip time", s.use_animated_time),
-            ("a cyclic animated time", s.use_animated_time_cyclic),
-            (f"blending '{s.blend_type}' (only REPLACE)", s.blend_type != "REPLACE"),
-            (f"a {s.type.lower()} strip (only action strips)", s.type != "CLIP"),
-            ("no action", s.action is None)) if on]
-        if unsupported:
-            raise JobError(f"NLA strip {s.name!r} uses {unsupported[0]}, which Stride cannot bake; "
-                           "change it or bake without that strip")
-    rate = bridge.scene_fps()
-    items: list[tuple[Clip, float, float]] = []
-    blends: list[float] = []
-    for k, s in enumerate(strips):
-        slot = getattr(s, "action_slot", None)
-        clip = bridge.action_to_clip(obj, s.action, slot=slot)
-        timing = bridge.action_timing(obj, s.action, slot=slot)
-        n = round(s.frame_end - s.frame_start) + 1
-        local = np.arange(n) / s.scale  # action frames from the strip's start
-        span = s.action_frame_end - s.action_frame_start
-        # Repeats wrap the action range; the strip's very last frame is the range's end.
-        offset = (np.where(local >= span * s.repeat - 1e-6, span, np.mod(local, span)) if span > 0
-                  else np.zeros_like(local))
-        strip_clip = resample.sample(clip, timing.seconds(s.action_frame_start + offset), rate)
-        if k:
-            prev = strips[k - 1]
-            gap = round(s.frame_start - prev.frame_end)
-            if gap < 0:
-                raise JobError(f"NLA strips {prev.name!r} and {s.name!r} overlap")
-            blend_frames = s.blend_in or prev.blend_out
-            blend = blend_frames / rate if blend_frames else default_blend
-            if gap > 0:
-                last = items[-1][0]
-                hold = last.replace(rotations=np.repeat(last.rotations[-1:], gap + 1, axis=0),
-                                    positions=np.repeat(last.positions[-1:], gap + 1, axis=0), events={})
-                items.append((hold, 0.0, gap / rate))
-                blends.append(blend)
-            blends.append(blend)
-        items.append((strip_clip, 0.0, (n - 1) / rate))
-    return items, blends, float(strips[0].frame_start), nla.name
-
-
-def bake_nla_track(obj: Any, track: str = "", blend_time: float = 0.25, method: str = "DEAD",
-                   progress: Callable[[float], None] | None = None,
-                   lock_feet: bool = True) -> tuple[Any, Clip]:
+def bake_nla_track(obj: Any, *, options: NlaBakeOptions,
+                   progress: Callable[[float], None] | None = None) -> tuple[Any, Clip]:
     """One new action from an NLA track's strips, with transitions where strips meet."""
     from .core import transition
 
-    items, blends, start, track_name = nla_items(obj, track, blend_time)
-    method_key = {"DEAD": "dead", "INERTIALIZE": "quintic", "CROSSFADE": "crossfade"}.get(method.upper())
-    if method_key is None:
-        raise JobError(f"method must be one of {', '.join(TRANSITION_METHODS)}, not {method!r}")
-    out = transition.sequence(items, blends, method_key, lock_feet=lock_feet)
-    name = f"{track_name} baked ({method.lower()})"
+    method = core_method(options.method)
+    items, blends, start, track_name = bridge.nla_items(obj, options.track, options.blend_time)
+    out = transition.sequence(items, blends, method, lock_feet=options.lock_feet)
+    name = f"{track_name} baked ({options.method.lower()})"
     return write_result(obj, out, name, bridge.Timing(start, bridge.scene_fps()), progress=progress), out
 
 
 # -- synchronized blends --------------------------------------------------------------------------
 
-SYNC_MODES = ("LINEAR", "HARMONIC", "LEADER")
 WEIGHT_PROPERTY = "stride_blend_weight"
 
+SYNC_LABELS = {"frames_a": "A Frames", "frames_b": "B Frames", "mode": "Cycle Length", "mask": "Mask",
+               "duration": "Duration", "cycle_hint": "Run Detect Footsteps on it, or give its cycle's frames"}
 
-def _cycle(obj: Any, action: str, frames: tuple[int, int], straighten: bool = False) -> Clip:
-    """One clean loop of an action: between footstep markers, or the action frames given;
+
+CYCLES_NEED_ONE_WEIGHT = ("a duration in cycles needs one weight: use a Constant or Speed weight, or "
+                          "give the duration in seconds")
+
+
+def cycle_of(clip: Clip, timing: bridge.Timing, frames: tuple[int, int], straighten: bool = False,
+             label: str = "A Frames", hint: str = SYNC_LABELS["cycle_hint"]) -> Clip:
+    """One clean loop of a clip: between its footsteps, or the frames given (in `timing`'s frames);
     `straighten`: without the cycle's turn (see sync.loop_cycle)."""
     from .core import sync
 
-    act, _ = bridge.resolve_action(obj, action or None)
-    clip = bridge.action_to_clip(obj, act)
     span: tuple[int, int] | None = None
     if tuple(frames) != (0, 0):
-        timing = bridge.action_timing(obj, act)
         first, last = (round(float(timing.seconds(f)) * clip.fps) for f in frames)
         span = (first, last)
         if not 0 <= first < last < clip.n_frames:
-            raise JobError(f"frames {frames[0]}-{frames[1]} are not a cycle inside {act.name!r} "
+            raise JobError(f"{label} {frames[0]}-{frames[1]} are not a cycle inside {clip.name!r} "
                            f"(frames {timing.start:g}-{float(timing.frame(clip.duration)):g})")
     try:
         return sync.loop_cycle(clip, span, straighten=straighten)
     except ValueError as exc:
-        raise JobError(f"{act.name!r}: {exc}. Run Detect Footsteps on it, or give its cycle's "
-                       "frames") from None
+        raise JobError(f"{clip.name!r}: {exc}. {hint}") from None
+
+
+def loops(options: SyncOptions) -> bool:
+    """Whether the bake is one closed loop: whole blended cycles at one weight, Cyclic on."""
+    duration = options.duration
+    return bool(options.cyclic and options.duration_unit == "CYCLES" and duration >= 1
+                and float(duration).is_integer())
+
+
+def sync_clip(a: Clip, b: Clip, *, options: SyncOptions, timing_a: bridge.Timing,
+              timing_b: bridge.Timing, curve: tuple[np.ndarray, np.ndarray] | None = None,
+              labels: dict[str, str] = SYNC_LABELS) -> tuple[Clip, float | None]:
+    """The synchronized blend the options ask for, from two clips (whole takes): (clip, weight used
+    when it is one). `curve`: (seconds, weights) for a CURVE weight. `timing_*`: the frames that
+    A Frames and B Frames count in."""
+    from .core import root, sync
+
+    if options.mode.upper() not in SYNC_MODES:
+        raise JobError(f"{labels['mode']} must be one of {', '.join(SYNC_MODES)}, not {options.mode!r}")
+    if options.duration_unit == "CYCLES" and options.weight_mode == "CURVE":
+        raise JobError(CYCLES_NEED_ONE_WEIGHT)
+    # One loop: whole blended cycles at one weight, from straightened cycles so that the heading
+    # closes too. Blended cycles are rarely whole frames long, so such a bake is sampled on a grid
+    # that closes exactly (its last key is its first, one loop on) and keyed at the scene's rate;
+    # Blender's Cycles modifier then repeats it seamlessly.
+    closed = loops(options)
+    hint = labels["cycle_hint"]
+    a = cycle_of(a, timing_a, options.frames_a, closed, labels["frames_a"], hint)
+    b = cycle_of(b, timing_b, options.frames_b, closed, labels["frames_b"], hint)
+    a.check_compatible(b)
+    core_mode = options.mode.lower()
+    used = sync_weight(a, b, options)
+    w: Any = used
+    if used is None:
+        if curve is None:
+            raise JobError("a Curve weight needs its keys")
+        w = curve
+    duration, fps = options.duration, None
+    if options.duration_unit == "CYCLES":
+        assert used is not None  # refused above for a weight curve
+        duration = duration * sync.cycle_length(a, b, used, core_mode)
+        if closed:
+            fps = max(1, round(duration * a.fps)) / duration
+    out = sync.sync_blend(a, b, w, duration, mode=core_mode, fps=fps,
+                          mask=joint_mask(a, options.mask, labels["mask"]), lock_feet=options.lock_feet)
+    return (root.in_place(out) if options.in_place else out), used
+
+
+def sync_weight(a: Clip, b: Clip, options: SyncOptions) -> float | None:
+    """The one weight of a blend of cycles a and b: Weight, or the weight that travels at Speed;
+    None for a Curve weight."""
+    from .core import sync
+
+    if options.weight_mode == "CURVE":
+        return None
+    if options.weight_mode != "SPEED":
+        return float(options.weight)
+    try:
+        return sync.weight_for_speed(a, b, options.speed_mps, options.mode.lower())
+    except ValueError as exc:
+        raise JobError(str(exc)) from None
+
+
+def add_cycles_modifiers(obj: Any, action: Any) -> None:
+    """Cycles modifiers on every curve of a looping bake; the root travels on each loop instead of
+    jumping back to the start."""
+    for fc in compat.fcurves(action, compat.action_slot(action, obj)):
+        cycles = fc.modifiers.new("CYCLES")
+        if fc.data_path.endswith(".location"):
+            cycles.mode_before = cycles.mode_after = "REPEAT_OFFSET"
 
 
 def _weight_curve(obj: Any, action: Any, start: float, rate: float,
                   duration: float) -> tuple[np.ndarray, np.ndarray]:
     """(times, weights) of the armature's `stride_blend_weight` as keyed in `action` (A's: where
     it is keyed while A plays) over the bake."""
-    curve = None
-    for fc in compat.fcurves(action, compat.action_slot(action, obj)):
-        if fc.data_path == _property_path(WEIGHT_PROPERTY):
-            curve = fc
+    curve = bridge.property_curve(obj, action, WEIGHT_PROPERTY)
     if curve is None or not len(curve.keyframe_points):
-        if WEIGHT_PROPERTY not in obj.keys():
-            obj[WEIGHT_PROPERTY] = 0.0
+        scene = bridge.current_scene()
+        first, last = key_weight_curve(obj, action, scene.frame_start, scene.frame_end)
         raise JobError(f"key the armature property {WEIGHT_PROPERTY!r} in action {action.name!r} "
-                       "(0 = action A, 1 = action B) "
-                       "over the frames to bake, then bake again")
+                       f"(0 = action A, 1 = action B) over the frames to bake, then bake again: it "
+                       f"now ramps from 0 at frame {first:g} to 1 at frame {last:g}, to edit")
     times = np.arange(int(np.floor(duration * rate + 1e-9)) + 1) / rate
     weights = np.array([curve.evaluate(start + t * rate) for t in times])
     return times, np.clip(weights, 0.0, 1.0)
 
 
-def bake_sync_blend(obj: Any, action_a: str = "", action_b: str = "", weight: float = 0.5,
-                    weight_mode: str = "CONSTANT", speed_mps: float = 1.5, duration: float = 4.0,
-                    mode: str = "LINEAR", frames_a: tuple[int, int] = (0, 0),
-                    frames_b: tuple[int, int] = (0, 0), in_place: bool = False, cyclic: bool = True,
-                    mask: str = "", duration_unit: str = "SECONDS",
-                    progress: Callable[[float], None] | None = None,
-                    lock_feet: bool = True) -> tuple[Any, Clip, float | None]:
-    """A new action blending two cycles in phase: (action, clip, weight used when constant)."""
-    from .core import root, sync
+def key_weight_curve(obj: Any, action: Any, first: float, last: float) -> tuple[float, float]:
+    """Key the armature property stride_blend_weight in `action` (its slot for `obj`) from 0 at
+    frame `first` to 1 at frame `last` (linear), adding the property; (first, last)."""
+    if WEIGHT_PROPERTY not in obj.keys():
+        obj[WEIGHT_PROPERTY] = 0.0
+    _, slot = bridge.resolve_action(obj, action)
+    fc = bridge.property_curve(obj, action, WEIGHT_PROPERTY)
+    if fc is None:
+        fc = compat.new_fcurve(compat.channelbag(action, slot, create=True),
+                               bridge.property_path(WEIGHT_PROPERTY), 0, group="Stride")
+    last = max(float(last), float(first) + 1.0)
+    compat.write_keys(fc, np.array([float(first), last]), np.array([0.0, 1.0]), "LINEAR")
+    return float(first), last
 
-    if not action_b:
+
+def ensure_weight_curve(context: Any, options: SyncOptions) -> bool:
+    """When action A (as the bake finds it) has no stride_blend_weight keys, key them from 0 at the
+    scene's first frame to 1 at its last; whether it did (not without an armature and action)."""
+    if unmet(context, ACTION):
+        return False
+    obj = find_armature(context=context)
+    try:
+        action = resolve_source(obj, options.action_a)
+        curve = bridge.property_curve(obj, action, WEIGHT_PROPERTY)
+        if curve is not None and len(curve.keyframe_points):
+            return False
+        key_weight_curve(obj, action, context.scene.frame_start, context.scene.frame_end)
+    except USER_ERRORS:  # action A named but missing, or with no slot for the armature
+        return False
+    return True
+
+
+def bake_sync_blend(obj: Any, *, options: SyncOptions,
+                    progress: Callable[[float], None] | None = None) -> tuple[Any, Clip, float | None]:
+    """A new action blending two cycles in phase: (action, clip, weight used when constant)."""
+    if not options.action_b:
         raise JobError("choose action B (A is the armature's active action unless named)")
-    if mode.upper() not in SYNC_MODES:
-        raise JobError(f"mode must be one of {', '.join(SYNC_MODES)}, not {mode!r}")
-    if duration_unit == "CYCLES" and weight_mode == "CURVE":
-        raise JobError("a duration in cycles needs one weight: use a Constant or Speed weight, or "
-                       "give the duration in seconds")
-    # One loop: whole blended cycles at one weight, from straightened cycles so that the heading
-    # closes too. Blended cycles are rarely whole frames long, so such a bake is sampled on a grid
-    # that closes exactly (its last key is its first, one loop on) and keyed at the scene's rate;
-    # Blender's Cycles modifier then repeats it seamlessly.
-    loops = bool(cyclic and duration_unit == "CYCLES" and duration >= 1 and float(duration).is_integer())
-    act_a = resolve_source(obj, action_a)
-    a = _cycle(obj, act_a.name, frames_a, straighten=loops)
-    b = _cycle(obj, action_b, frames_b, straighten=loops)
-    a.check_compatible(b)
-    core_mode = mode.lower()
-    scene = bridge._scene()
-    used: float | None = None
-    if weight_mode == "SPEED":
-        try:
-            used = sync.weight_for_speed(a, b, speed_mps, core_mode)
-        except ValueError as exc:
-            raise JobError(str(exc)) from None
-        w: Any = used
-    elif weight_mode == "CURVE":
-        w = _weight_curve(obj, act_a, float(scene.frame_start), bridge.scene_fps(scene), duration)
-    else:
-        used = w = float(weight)
-    fps = None
-    if duration_unit == "CYCLES":
-        assert used is not None  # refused above for a weight curve
-        duration = duration * sync.cycle_length(a, b, used, core_mode)
-        if loops:
-            fps = max(1, round(duration * a.fps)) / duration
-    out = sync.sync_blend(a, b, w, duration, mode=core_mode, fps=fps, mask=joint_mask(a, mask),
-                          lock_feet=lock_feet)
-    if in_place:
-        out = root.in_place(out)
-    act_b = bridge.resolve_action(obj, action_b)[0]
-    name = f"{act_a.name} + {act_b.name} sync ({mode.lower()})"
-    timing = bridge.Timing(float(scene.frame_start), bridge.scene_fps(scene) if loops else out.fps)
-    action = write_result(obj, out, name, timing, act_a, progress)
-    if loops:
-        for fc in compat.fcurves(action, compat.action_slot(action, obj)):
-            cycles = fc.modifiers.new("CYCLES")
-            if fc.data_path.endswith(".location"):
-                # The character travels on each loop instead of jumping back to the start.
-                cycles.mode_before = cycles.mode_after = "REPEAT_OFFSET"
+    act_a = resolve_source(obj, options.action_a)
+    act_b, _ = bridge.resolve_action(obj, options.action_b)
+    scene = bridge.current_scene()
+    start, rate = float(scene.frame_start), bridge.scene_fps(scene)
+    curve = None
+    if options.weight_mode == "CURVE" and options.duration_unit != "CYCLES":
+        curve = _weight_curve(obj, act_a, start, rate, options.duration)
+    (a, timing_a), (b, timing_b) = bridge.read_action(obj, act_a), bridge.read_action(obj, act_b)
+    out, used = sync_clip(a, b, options=options, timing_a=timing_a, timing_b=timing_b, curve=curve)
+    name = f"{act_a.name} + {act_b.name} sync ({options.mode.lower()})"
+    closed = loops(options)
+    action = write_result(obj, out, name, bridge.Timing(start, rate if closed else out.fps), act_a, progress)
+    if closed:
+        add_cycles_modifiers(obj, action)
     return action, out, used
+
+
+# -- previews -------------------------------------------------------------------------------------
+
+# The sidebar shows what a bake will find before it runs. Panels redraw on every mouse move over
+# them, so results are kept by what they depend on: the action (its name, how many curves and keys
+# it has, its frame range and stored events: an edit that adds or removes keys, retimes the action
+# or moves footsteps changes them), the scene's rate, and the options read. Errors are kept too,
+# so a take without footsteps is not searched again on every redraw.
+_PREVIEWS: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+_PREVIEWS_KEPT = 32
+
+
+def forget_previews() -> None:
+    """Drop every kept preview (the sidebar's Refresh button)."""
+    _PREVIEWS.clear()
+
+
+def _kept(key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
+    """compute(), once per key; a user error is kept as its message and raised again as a JobError."""
+    if key not in _PREVIEWS:
+        try:
+            _PREVIEWS[key] = compute()
+        except USER_ERRORS as exc:
+            _PREVIEWS[key] = JobError(str(exc))
+        while len(_PREVIEWS) > _PREVIEWS_KEPT:
+            _PREVIEWS.popitem(last=False)
+    _PREVIEWS.move_to_end(key)
+    value = _PREVIEWS[key]
+    if isinstance(value, JobError):
+        raise JobError(str(value))
+    return value
+
+
+def action_key(obj: Any, action: Any) -> tuple[Any, ...]:
+    """What an action's previews depend on (cheap to read on every redraw)."""
+    curves = compat.fcurves(action, compat.action_slot(action, obj))
+    stored = action.get(bridge.EVENTS_KEY)
+    return (obj.name, action.name, len(curves), sum(len(fc.keyframe_points) for fc in curves),
+            tuple(action.frame_range), repr(stored.to_dict()) if stored is not None else "",
+            bridge.scene_fps())
+
+
+class FootstepPreview(NamedTuple):
+    """What Detect Footsteps will find on an action: its markers per track and the cadence."""
+
+    action: str
+    steps: dict[str, int]  # {'FootDown_L': n, 'FootDown_R': m}
+    cadence: float  # steps per minute from the first footstep to the last (nan below two)
+    problem: str  # why none will be found ('' when some are)
+
+
+def preview_footsteps(obj: Any, *, options: FootstepOptions) -> FootstepPreview:
+    """The footsteps Detect Footsteps finds with these options, kept between redraws."""
+    name = options.action
+    try:
+        act, _ = bridge.resolve_action(obj, options.action or None)
+        name = act.name
+        speed = foot_speed(options.speed_mps)
+
+        def compute() -> FootstepPreview:
+            clip, _ = bridge.read_action(obj, act)
+            if clip.n_frames < 2:
+                raise JobError(f"action {act.name!r} has fewer than two frames")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # the operator reports them
+                steps, _ = find_footsteps(clip, act.name, speed)
+            times = np.sort(np.concatenate([np.asarray(t, dtype=np.float64) for t in steps.values()]))
+            span = float(times[-1] - times[0]) if len(times) > 1 else 0.0
+            cadence = 60.0 * (len(times) - 1) / span if span > 0.0 else math.nan
+            return FootstepPreview(act.name, {k: len(v) for k, v in steps.items()}, cadence, "")
+
+        return _kept(("footsteps", action_key(obj, act), speed), compute)
+    except USER_ERRORS as exc:
+        return FootstepPreview(name, {}, math.nan, str(exc))
+
+
+class CyclePreview(NamedTuple):
+    """One action's cycle as Bake Sync Blend cuts it."""
+
+    action: str
+    seconds: float  # the cycle's length
+    steps: dict[str, int]  # footsteps in the action the cycle is cut between ({'FootDown_L': n, ...})
+
+
+class SyncPreview(NamedTuple):
+    """What Bake Sync Blend will bake with these options, before it runs."""
+
+    a: CyclePreview | None
+    b: CyclePreview | None
+    weight: float  # the one weight: Weight, or the one that travels at Speed (nan for a Curve)
+    cycle_seconds: float  # one blended cycle at that weight (nan for a Curve)
+    speed_mps: float  # the speed the blend travels at that weight (nan for a Curve)
+    speed_range: tuple[float, float]  # the speeds Speed can ask for (weights 0 and 1), slowest first
+    problem: str  # what stops the bake ('' when nothing does)
+
+
+_NO_SPEEDS = (math.nan, math.nan)
+
+
+def _cycle_preview(obj: Any, action: Any, frames: tuple[int, int], straighten: bool,
+                   label: str) -> tuple[Clip, CyclePreview]:
+    """(cycle, preview) of an action as sync_clip cuts it (the same call), kept between redraws."""
+    from .core import contacts
+
+    def compute() -> tuple[Clip, CyclePreview]:
+        clip, timing = bridge.read_action(obj, action)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # the operator reports them
+            cycle = cycle_of(clip, timing, frames, straighten, label)
+            marks = {k: v for k, v in clip.events.items() if k.startswith("FootDown_")}
+            steps = marks or contacts.footsteps(clip)
+        counts = {k: len(v) for k, v in sorted(steps.items())}
+        return cycle, CyclePreview(action.name, cycle.n_frames / cycle.fps, counts)
+
+    key = ("cycle", action_key(obj, action), tuple(frames), straighten)
+    return _kept(key, compute)
+
+
+def preview_sync(obj: Any, *, options: SyncOptions) -> SyncPreview:
+    """Each action's cycle, the blended cycle length, and the travel speed (at the weight Bake Sync
+    Blend will use, and its reachable range), computed as the bake computes them."""
+    cycles: list[CyclePreview | None] = [None, None]
+    try:
+        closed = loops(options)
+        act_a = resolve_source(obj, options.action_a)
+        a, cycles[0] = _cycle_preview(obj, act_a, options.frames_a, closed, SYNC_LABELS["frames_a"])
+        if not options.action_b:
+            raise JobError("choose action B to blend with")
+        act_b, _ = bridge.resolve_action(obj, options.action_b)
+        b, cycles[1] = _cycle_preview(obj, act_b, options.frames_b, closed, SYNC_LABELS["frames_b"])
+        a.check_compatible(b)
+        key = ("sync", action_key(obj, act_a), action_key(obj, act_b), closed, tuple(options.frames_a),
+               tuple(options.frames_b), options.mode, options.weight_mode, options.weight, options.speed_mps)
+        return _kept(key, lambda: _blend_preview(a, b, cycles[0], cycles[1], options))
+    except USER_ERRORS as exc:
+        return SyncPreview(cycles[0], cycles[1], math.nan, math.nan, math.nan, _NO_SPEEDS, str(exc))
+
+
+def _blend_preview(a: Clip, b: Clip, pa: CyclePreview | None, pb: CyclePreview | None,
+                   options: SyncOptions) -> SyncPreview:
+    from .core import sync
+
+    mode = options.mode.lower()
+    ends = (sync.travel_speed(a, b, 0.0, mode), sync.travel_speed(a, b, 1.0, mode))
+    speeds = (min(ends), max(ends))
+    try:
+        weight = sync_weight(a, b, options)
+    except JobError as exc:
+        return SyncPreview(pa, pb, math.nan, math.nan, math.nan, speeds, str(exc))
+    if weight is None:
+        problem = CYCLES_NEED_ONE_WEIGHT if options.duration_unit == "CYCLES" else ""
+        return SyncPreview(pa, pb, math.nan, math.nan, math.nan, speeds, problem)
+    return SyncPreview(pa, pb, weight, sync.cycle_length(a, b, weight, mode),
+                       sync.blend_speed(a, b, weight, mode), speeds, "")

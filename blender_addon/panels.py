@@ -1,113 +1,281 @@
-"""The Stride tab in the 3D Viewport sidebar."""
+"""The Stride tab in the 3D Viewport sidebar: every command's options, grouped in sub-panels.
+
+Panels only lay out settings and buttons; what they show comes from small functions (`status`,
+`footstep_lines`, `sync_lines`) fed by the jobs' kept previews, so a redraw costs no maths.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import math
+import textwrap
 from typing import Any
 
 import bpy
 
+from . import jobs
+from .options import (
+    DecodeOptions,
+    EventOptions,
+    FootstepOptions,
+    LockFeetOptions,
+    NlaBakeOptions,
+    SyncOptions,
+    TransitionOptions,
+)
+from .properties import setting_name, settings_options
 
-class VIEW3D_PT_stride(bpy.types.Panel):
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
+
+def fill_operator(op: Any, settings: Any, cls: type) -> None:
+    """An operator button's options from the sidebar settings that hold them
+    (`properties.setting_name`); the others keep their defaults."""
+    for f in dataclasses.fields(cls):
+        name = setting_name(cls, f.name)
+        if name in settings.bl_rna.properties:
+            setattr(op, f.name, getattr(settings, name))
+
+
+def status(context: Any) -> list[tuple[str, Any]]:
+    """(text, icon) lines at the top of the sidebar: the armature and action Stride works on, or
+    what is missing."""
+    reason = jobs.unmet(context, jobs.ARMATURE)
+    if reason:
+        return [(line, "INFO") for line in wrap(reason)]
+    obj = jobs.find_armature(context=context)
+    reason = jobs.unmet(context, jobs.ACTION)
+    if reason:
+        return [(obj.name, "ARMATURE_DATA")] + [(line, "INFO") for line in wrap(reason)]
+    return [(obj.name, "ARMATURE_DATA"), (obj.animation_data.action.name, "ACTION")]
+
+
+def footstep_lines(preview: jobs.FootstepPreview) -> list[str]:
+    """What Detect Footsteps will find, as the Events panel shows it."""
+    if preview.problem:
+        return wrap(preview.problem)
+    cadence = f", {preview.cadence:.0f} steps/min" if math.isfinite(preview.cadence) else ""
+    return [f"{sum(preview.steps.values())} steps ({_per_foot(preview.steps)}){cadence}"]
+
+
+def _per_foot(steps: dict[str, int]) -> str:
+    """'L 2, R 3' from {'FootDown_L': 2, 'FootDown_R': 3}."""
+    return ", ".join(f"{track.removeprefix('FootDown_')} {n}" for track, n in sorted(steps.items())) or "none"
+
+
+def sync_lines(preview: jobs.SyncPreview, fps: float) -> list[str]:
+    """What Bake Sync Blend will bake, as the Sync Blend panel shows it (`fps`: the scene's, for
+    lengths in frames)."""
+    lines = []
+    for side, cycle in (("A", preview.a), ("B", preview.b)):
+        if cycle is not None:
+            lines.append(f"{side}: cycle {cycle.seconds:.3f} s ({cycle.seconds * fps:.1f} fr), "
+                         f"steps {_per_foot(cycle.steps)}")
+    if math.isfinite(preview.cycle_seconds):
+        lines.append(f"Weight {preview.weight:.3f}: cycle {preview.cycle_seconds:.3f} s "
+                     f"({preview.cycle_seconds * fps:.1f} fr), {preview.speed_mps:.2f} m/s")
+    if all(math.isfinite(v) for v in preview.speed_range):
+        lines.append(f"Speeds {preview.speed_range[0]:.2f} - {preview.speed_range[1]:.2f} m/s")
+    return lines + (wrap(preview.problem) if preview.problem else [])
+
+
+def wrap(text: str, width: int = 42) -> list[str]:
+    """A long message as sidebar lines (a label does not wrap)."""
+    return textwrap.wrap(text, width) or [""]
+
+
+def _labels(layout: Any, lines: list[str], icon: Any = "NONE") -> None:
+    """Lines of text, the first with `icon` and the others indented under it."""
+    col = layout.column(align=True)
+    for k, line in enumerate(lines):
+        col.label(text=line, icon=icon if k == 0 or icon == "NONE" else "BLANK1")
+
+
+def _button(layout: Any, context: Any, idname: str, cls: type, need: str, icon: str) -> Any:
+    """The operator button, its options from the sidebar; with what is missing above it."""
+    reason = jobs.unmet(context, need)
+    if reason:
+        _labels(layout, wrap(reason), "INFO")
+    op = layout.operator(idname, icon=icon)
+    fill_operator(op, context.scene.stride, cls)
+    return op
+
+
+class _StridePanel:
+    """Where every Stride panel lives: the Stride tab of the 3D Viewport's sidebar. `needs`: what
+    its commands need (`jobs.unmet`); the panel hides while it is missing, and the Stride panel
+    says what is."""
+
+    bl_space_type: Any = "VIEW_3D"  # Any: fake-bpy-module types them as Literals of every space
+    bl_region_type: Any = "UI"
     bl_category = "Stride"
+    needs = jobs.ACTION
+
+    @classmethod
+    def poll(cls, context: Any) -> bool:
+        return getattr(context.scene, "stride", None) is not None and not jobs.unmet(context, cls.needs)
+
+
+class VIEW3D_PT_stride(_StridePanel, bpy.types.Panel):
     bl_label = "Stride"
+
+    @classmethod
+    def poll(cls, context: Any) -> bool:
+        return True  # Import is always there; the panel says what the others need
 
     def draw(self, context: Any) -> None:
         layout = self.layout
         if layout is None:
             return
-        obj = context.active_object
-        if obj is None or obj.type != "ARMATURE":
-            layout.label(text="Select an armature", icon="INFO")
-        else:
-            adt = obj.animation_data
-            action = adt.action if adt is not None else None
-            layout.label(text=obj.name, icon="ARMATURE_DATA")
-            layout.label(text=action.name if action else "No action", icon="ACTION")
+        col = layout.column(align=True)
+        for text, icon in status(context):
+            col.label(text=text, icon=icon)
         row = layout.row(align=True)
         row.operator("stride.import_bvh", text="Import BVH", icon="IMPORT")
         row.operator("stride.export_bvh", text="Export BVH", icon="EXPORT")
 
 
-class VIEW3D_PT_stride_events(bpy.types.Panel):
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = "Stride"
+class VIEW3D_PT_stride_events(_StridePanel, bpy.types.Panel):
     bl_label = "Events"
     bl_parent_id = "VIEW3D_PT_stride"
 
     def draw(self, context: Any) -> None:
-        layout = self.layout
-        settings = getattr(context.scene, "stride", None)
-        if layout is None or settings is None:
+        layout, s = self.layout, context.scene.stride
+        if layout is None:
             return
         col = layout.column(align=True)
-        col.prop(settings, "speed_mps")
-        op: Any = col.operator("stride.detect_footsteps", icon="MARKER_HLT")
-        op.speed_mps = settings.speed_mps
+        col.prop_search(s, "action", bpy.data, "actions")
+        col.prop(s, "speed_mps")
+        preview = jobs.preview_footsteps(jobs.find_armature(context=context),
+                                         options=settings_options(FootstepOptions, s))
+        box = layout.box()
+        row = box.row()
+        row.label(text=f"{preview.action}:")
+        row.operator("stride.refresh_previews", text="", icon="FILE_REFRESH", emboss=False)
+        _labels(box, footstep_lines(preview))
+        _button(layout, context, "stride.detect_footsteps", FootstepOptions, jobs.ACTION, "MARKER_HLT")
+
+
+class VIEW3D_PT_stride_event_curves(_StridePanel, bpy.types.Panel):
+    bl_label = "Event Curves"
+    bl_parent_id = "VIEW3D_PT_stride_events"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context: Any) -> None:
+        layout, s = self.layout, context.scene.stride
+        if layout is None:
+            return
         col = layout.column(align=True)
-        col.prop(settings, "window")
-        col.prop(settings, "sigma")
-        col.prop(settings, "tracks")
-        op = col.operator("stride.write_event_curves", icon="GRAPH")
-        op.window, op.sigma, op.tracks = settings.window, settings.sigma, settings.tracks
-        op.speed_mps = settings.speed_mps
-        op = col.operator("stride.detect_events_from_curves", icon="MARKER")
-        op.window = settings.window
-        op = layout.operator("stride.lock_feet", icon="PINNED")
-        op.speed_mps = settings.speed_mps
+        col.prop(s, "window")
+        col.prop(s, "sigma")
+        col.prop(s, "tracks")
+        _button(layout, context, "stride.write_event_curves", EventOptions, jobs.ACTION, "GRAPH")
+        layout.prop(s, "prefix")
+        _button(layout, context, "stride.detect_events_from_curves", DecodeOptions, jobs.ACTION, "MARKER")
 
 
-class VIEW3D_PT_stride_transition(bpy.types.Panel):
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = "Stride"
+class VIEW3D_PT_stride_lock_feet(_StridePanel, bpy.types.Panel):
+    bl_label = "Lock Feet"
+    bl_parent_id = "VIEW3D_PT_stride_events"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context: Any) -> None:
+        layout, s = self.layout, context.scene.stride
+        if layout is None:
+            return
+        col = layout.column(align=True)
+        col.prop(s, "lock_blend_time")
+        col.prop(s, "lower_pelvis")
+        _button(layout, context, "stride.lock_feet", LockFeetOptions, jobs.ACTION, "PINNED")
+
+
+class VIEW3D_PT_stride_transition(_StridePanel, bpy.types.Panel):
     bl_label = "Transition"
     bl_parent_id = "VIEW3D_PT_stride"
 
     def draw(self, context: Any) -> None:
-        layout = self.layout
-        s = getattr(context.scene, "stride", None)
-        if layout is None or s is None:
+        layout, s = self.layout, context.scene.stride
+        if layout is None:
             return
         col = layout.column(align=True)
         col.prop_search(s, "source_action", bpy.data, "actions")
-        row = col.row(align=True)
-        row.prop(s, "source_time")
-        op: Any = row.operator("stride.pick_time", text="", icon="TIME")
-        op.which = "SOURCE"
+        _time_row(col, s, "source_time", "SOURCE")
         col.prop_search(s, "target_action", bpy.data, "actions")
-        row = col.row(align=True)
-        row.prop(s, "target_time")
-        op = row.operator("stride.pick_time", text="", icon="TIME")
-        op.which = "TARGET"
+        row = _time_row(col, s, "target_time", "TARGET")
         row.operator("stride.find_target_time", text="", icon="VIEWZOOM")
+        _time_row(col, s, "target_end", "END")
         col = layout.column(align=True)
         col.prop(s, "blend_time")
         col.prop(s, "method")
-        col.prop(s, "mask")
         col.prop(s, "lock_feet")
-        op = col.operator("stride.bake_transition", icon="IPO_EASE_IN_OUT")
-        for name in ("source_action", "source_time", "target_action", "target_time", "blend_time",
-                     "method", "mask", "lock_feet"):
-            setattr(op, name, getattr(s, name))
-        op = layout.operator("stride.bake_nla_track", icon="NLA")
-        op.blend_time, op.method, op.lock_feet = s.blend_time, s.method, s.lock_feet
+        _button(layout, context, "stride.bake_transition", TransitionOptions, jobs.TWO_ACTIONS,
+                "IPO_EASE_IN_OUT")
 
 
-class VIEW3D_PT_stride_sync(bpy.types.Panel):
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = "Stride"
+def _time_row(layout: Any, settings: Any, name: str, which: str) -> Any:
+    row = layout.row(align=True)
+    row.prop(settings, name)
+    op = row.operator("stride.pick_time", text="", icon="TIME")
+    op.which = which
+    return row
+
+
+class VIEW3D_PT_stride_halflife(_StridePanel, bpy.types.Panel):
+    bl_label = "Half-life"
+    bl_parent_id = "VIEW3D_PT_stride_transition"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context: Any) -> None:
+        layout, s = self.layout, context.scene.stride
+        if layout is None:
+            return
+        layout.active = s.method == "DEAD"  # only dead blending extrapolates with half-lives
+        layout.prop(s, "halflife_mode")
+        row = layout.row()
+        row.active = s.halflife_mode == "FIXED"
+        row.prop(s, "halflife")
+
+
+class VIEW3D_PT_stride_transition_mask(_StridePanel, bpy.types.Panel):
+    bl_label = "Mask"
+    bl_parent_id = "VIEW3D_PT_stride_transition"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context: Any) -> None:
+        layout, s = self.layout, context.scene.stride
+        if layout is not None:
+            layout.prop(s, "mask")
+
+
+class VIEW3D_PT_stride_nla(_StridePanel, bpy.types.Panel):
+    bl_label = "NLA Track"
+    bl_parent_id = "VIEW3D_PT_stride"
+    bl_options = {"DEFAULT_CLOSED"}
+    needs = jobs.ARMATURE
+
+    def draw(self, context: Any) -> None:
+        layout, s = self.layout, context.scene.stride
+        if layout is None:
+            return
+        obj = jobs.find_armature(context=context)
+        col = layout.column(align=True)
+        if obj.animation_data is not None:
+            col.prop_search(s, "track", obj.animation_data, "nla_tracks")
+        else:
+            col.prop(s, "track")
+        col.prop(s, "nla_blend_time")
+        col.prop(s, "nla_method")
+        col.prop(s, "lock_feet")
+        _button(layout, context, "stride.bake_nla_track", NlaBakeOptions, jobs.NLA_TRACK, "NLA")
+
+
+class VIEW3D_PT_stride_sync(_StridePanel, bpy.types.Panel):
     bl_label = "Sync Blend"
     bl_parent_id = "VIEW3D_PT_stride"
 
     def draw(self, context: Any) -> None:
-        layout = self.layout
-        s = getattr(context.scene, "stride", None)
-        if layout is None or s is None:
+        layout, s = self.layout, context.scene.stride
+        if layout is None:
             return
+        obj = jobs.find_armature(context=context)
         col = layout.column(align=True)
         col.prop_search(s, "action_a", bpy.data, "actions")
         col.prop_search(s, "action_b", bpy.data, "actions")
@@ -117,25 +285,57 @@ class VIEW3D_PT_stride_sync(bpy.types.Panel):
             col.prop(s, "weight")
         elif s.weight_mode == "SPEED":
             col.prop(s, "target_speed")
+        elif jobs.WEIGHT_PROPERTY in obj.keys():
+            col.prop(obj, f'["{jobs.WEIGHT_PROPERTY}"]', text="Weight (keyed in A)")
         else:
-            obj = context.active_object
-            if obj is not None and "stride_blend_weight" in obj.keys():
-                col.prop(obj, '["stride_blend_weight"]', text="Weight (key it)")
-            else:
-                col.label(text="Bake once to add stride_blend_weight", icon="INFO")
+            col.label(text=f"Choose Curve again to key {jobs.WEIGHT_PROPERTY}", icon="INFO")
         row = col.row(align=True)
         row.prop(s, "duration")
         row.prop(s, "duration_unit", text="")
         col.prop(s, "sync_mode")
+        if not jobs.unmet(context, jobs.TWO_ACTIONS):
+            preview = jobs.preview_sync(obj, options=settings_options(SyncOptions, s))
+            box = layout.box()
+            row = box.row()
+            row.label(text="Before baking")
+            row.operator("stride.refresh_previews", text="", icon="FILE_REFRESH", emboss=False)
+            _labels(box, sync_lines(preview, context.scene.render.fps / context.scene.render.fps_base))
+        _button(layout, context, "stride.bake_sync_blend", SyncOptions, jobs.TWO_ACTIONS, "MOD_TIME")
+
+
+class VIEW3D_PT_stride_sync_cycles(_StridePanel, bpy.types.Panel):
+    bl_label = "Cycles"
+    bl_parent_id = "VIEW3D_PT_stride_sync"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context: Any) -> None:
+        layout, s = self.layout, context.scene.stride
+        if layout is None:
+            return
+        col = layout.column(align=True)
+        col.prop(s, "frames_a")
+        col.prop(s, "frames_b")
+        layout.prop(s, "cyclic")
+
+
+class VIEW3D_PT_stride_sync_body(_StridePanel, bpy.types.Panel):
+    bl_label = "Body"
+    bl_parent_id = "VIEW3D_PT_stride_sync"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context: Any) -> None:
+        layout, s = self.layout, context.scene.stride
+        if layout is None:
+            return
+        col = layout.column(align=True)
         col.prop(s, "sync_mask")
         col.prop(s, "in_place")
         col.prop(s, "lock_feet")
-        op: Any = layout.operator("stride.bake_sync_blend", icon="MOD_TIME")
-        op.action_a, op.action_b, op.weight, op.weight_mode = s.action_a, s.action_b, s.weight, s.weight_mode
-        op.speed_mps, op.duration, op.mode, op.mask, op.in_place = (
-            s.target_speed, s.duration, s.sync_mode, s.sync_mask, s.in_place)
-        op.duration_unit = s.duration_unit
-        op.lock_feet = s.lock_feet
 
 
-CLASSES = (VIEW3D_PT_stride, VIEW3D_PT_stride_events, VIEW3D_PT_stride_sync, VIEW3D_PT_stride_transition)
+# Parents before their sub-panels, in the order the sidebar shows them.
+CLASSES = (VIEW3D_PT_stride,
+           VIEW3D_PT_stride_events, VIEW3D_PT_stride_event_curves, VIEW3D_PT_stride_lock_feet,
+           VIEW3D_PT_stride_transition, VIEW3D_PT_stride_halflife, VIEW3D_PT_stride_transition_mask,
+           VIEW3D_PT_stride_nla,
+           VIEW3D_PT_stride_sync, VIEW3D_PT_stride_sync_cycles, VIEW3D_PT_stride_sync_body)

@@ -1,60 +1,139 @@
-"""Settings shown in the Stride sidebar, stored on the scene (`scene.stride`)."""
+"""Blender properties made from the options fields, and the settings shown in the Stride sidebar,
+stored on the scene (`scene.stride`)."""
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 import bpy
-from bpy.props import BoolProperty, EnumProperty, FloatProperty, PointerProperty, StringProperty
+from bpy.props import (
+    BoolProperty,
+    EnumProperty,
+    FloatProperty,
+    IntProperty,
+    IntVectorProperty,
+    PointerProperty,
+    StringProperty,
+)
+
+from .options import (
+    DecodeOptions,
+    EventOptions,
+    LockFeetOptions,
+    NlaBakeOptions,
+    SyncOptions,
+    TransitionOptions,
+    field_of,
+    help_of,
+)
+
+# A field's unit -> Blender's, so the value shows with it (and converts with the scene's units).
+UNITS: dict[str, Any] = {"s": "TIME_ABSOLUTE", "m/s": "VELOCITY"}
+
+
+def field_property(cls: type, name: str, **extra: Any) -> Any:
+    """The Blender property of options field `cls.name`, for an operator or the sidebar: its
+    type from the default, with the field's label, default, help and unit (the description),
+    Blender unit, bounds and choices. `extra` adds Blender-only settings (precision, subtype, a
+    sidebar's own name or update callback)."""
+    f = field_of(cls, name)
+    meta = f.metadata
+    kwargs: dict[str, Any] = {"name": meta["label"], "default": f.default, "description": help_of(cls, name)}
+    if meta["choices"]:
+        return EnumProperty(items=[tuple(c) for c in meta["choices"]], **{**kwargs, **extra})
+    if isinstance(f.default, bool):
+        return BoolProperty(**{**kwargs, **extra})
+    if isinstance(f.default, tuple):
+        return IntVectorProperty(size=len(f.default), **{**kwargs, **extra})
+    bounds = dict(zip(("min", "max"), meta["bounds"], strict=True)) if meta["bounds"] else {}
+    if isinstance(f.default, int):
+        return IntProperty(**{**kwargs, **bounds, **extra})
+    if isinstance(f.default, float):
+        unit = UNITS.get(meta["unit"], "NONE")
+        return FloatProperty(unit=unit, **{**kwargs, **bounds, **extra})
+    return StringProperty(**{**kwargs, **extra})
+
+
+# Sidebar settings named other than their field: one panel holds several commands, whose fields
+# of one name mean different things (Blend Time of a transition, of an NLA bake, of a lock).
+RENAMED: dict[type, dict[str, str]] = {
+    SyncOptions: {"speed_mps": "target_speed", "mode": "sync_mode", "mask": "sync_mask"},
+    NlaBakeOptions: {"blend_time": "nla_blend_time", "method": "nla_method"},
+    LockFeetOptions: {"blend_time": "lock_blend_time"},
+}
+
+
+def setting_name(cls: type, name: str) -> str:
+    """The sidebar setting that holds options field `cls.name` (whether or not there is one)."""
+    return RENAMED.get(cls, {}).get(name, name)
+
+
+def settings_options(cls: type, settings: Any, **overrides: Any) -> Any:
+    """`cls` filled from the sidebar settings that hold its fields; the others at their defaults."""
+    values = {}
+    for f in dataclasses.fields(cls):
+        name = setting_name(cls, f.name)
+        if name in settings.bl_rna.properties:
+            value = getattr(settings, name)
+            values[f.name] = tuple(value) if isinstance(f.default, tuple) else value
+    return cls(**{**values, **overrides})
+
+
+def _weight_mode_changed(settings: Any, context: Any) -> None:
+    """Choosing a Curve weight keys stride_blend_weight (0 at the scene's start, 1 at its end) in
+    action A when it has no such curve, so that the user edits a curve that exists."""
+    from . import jobs
+
+    if settings.weight_mode == "CURVE":
+        jobs.ensure_weight_curve(context, settings_options(SyncOptions, settings))
+
+
+# Each setting is the operator's option of the same meaning (options.py): same default, same help.
+E, T, S = EventOptions, TransitionOptions, SyncOptions
 
 
 class StrideSettings(bpy.types.PropertyGroup):
-    speed_mps: FloatProperty(  # type: ignore[valid-type]
-        name="Foot Speed", default=0.0, min=0.0, max=5.0, unit="VELOCITY",
-        description=("Foot speed in m/s under which a foot is planted; 0 = Auto (from the body "
-                     "and the take: a slow shuffle, a walk, a run)"))
-    window: FloatProperty(  # type: ignore[valid-type]
-        name="Window", default=0.5, min=0.001, max=60.0, unit="TIME_ABSOLUTE",
-        description="Event encoding: seconds before/after an event over which the curve turns")
-    sigma: FloatProperty(  # type: ignore[valid-type]
-        name="Smoothing", default=1 / 120, min=0.0, max=1.0, unit="TIME_ABSOLUTE", precision=4,
-        description="Event encoding: Gaussian smoothing (seconds; 0 for none)")
-    tracks: StringProperty(  # type: ignore[valid-type]
-        name="Tracks", default="ALL",
-        description="Event tracks (marker names) to encode: ALL, or names separated by commas")
-
-
-    source_action: StringProperty(  # type: ignore[valid-type]
-        name="Source",
-        description="Action to leave (empty: the active one, or the action a Stride bake was baked from)")
-    source_time: FloatProperty(name="Source Time", default=1.0, min=0.0, unit="TIME_ABSOLUTE")  # type: ignore[valid-type]
-    target_action: StringProperty(name="Target", description="Action to go into")  # type: ignore[valid-type]
-    target_time: FloatProperty(name="Target Time", default=0.0, min=0.0, unit="TIME_ABSOLUTE")  # type: ignore[valid-type]
-    blend_time: FloatProperty(name="Blend Time", default=0.25, min=0.0, max=10.0, unit="TIME_ABSOLUTE")  # type: ignore[valid-type]
-    method: EnumProperty(  # type: ignore[valid-type]
-        name="Method", default="DEAD",
-        items=[("DEAD", "Dead Blending", ""), ("INERTIALIZE", "Inertialization", ""),
-               ("CROSSFADE", "Crossfade", "")])
-    mask: StringProperty(name="Mask", description="LOWER_BODY, UPPER_BODY, FINGERS or joint names")  # type: ignore[valid-type]
-    action_a: StringProperty(  # type: ignore[valid-type]
-        name="A",
-        description="First cycle (empty: the active action, or the action a Stride bake was baked from)")
-    action_b: StringProperty(name="B", description="Second cycle")  # type: ignore[valid-type]
-    weight: FloatProperty(name="Weight", default=0.5, min=0.0, max=1.0, subtype="FACTOR")  # type: ignore[valid-type]
-    weight_mode: EnumProperty(  # type: ignore[valid-type]
-        name="Weight From", default="CONSTANT",
-        items=[("CONSTANT", "Constant", ""), ("CURVE", "Curve (stride_blend_weight)", ""),
-               ("SPEED", "Target Speed", "")])
-    target_speed: FloatProperty(name="Speed", default=1.5, min=0.0, max=20.0, unit="VELOCITY")  # type: ignore[valid-type]
-    duration: FloatProperty(name="Duration", default=4.0, min=0.01, max=600.0)  # type: ignore[valid-type]
-    duration_unit: EnumProperty(  # type: ignore[valid-type]
-        name="Unit", default="SECONDS", items=[("SECONDS", "Seconds", ""), ("CYCLES", "Cycles", "")])
-    sync_mode: EnumProperty(  # type: ignore[valid-type]
-        name="Cycle Length", default="LINEAR",
-        items=[("LINEAR", "Linear", ""), ("HARMONIC", "Harmonic", ""), ("LEADER", "Leader", "")])
-    in_place: BoolProperty(name="In Place", default=False)  # type: ignore[valid-type]
-    lock_feet: BoolProperty(  # type: ignore[valid-type]
-        name="Lock Feet", default=True,
-        description="Hold each foot where it is planted in the sources through the blend (leg IK)")
-    sync_mask: StringProperty(name="Mask", description="LOWER_BODY, UPPER_BODY, FINGERS or joint names")  # type: ignore[valid-type]
+    # Events: Detect Footsteps, Write Event Curves, Events from Curves, Lock Feet.
+    action: field_property(E, "action")  # type: ignore[valid-type]
+    speed_mps: field_property(E, "speed_mps")  # type: ignore[valid-type]
+    window: field_property(E, "window")  # type: ignore[valid-type]
+    sigma: field_property(E, "sigma", precision=4)  # type: ignore[valid-type]
+    tracks: field_property(E, "tracks")  # type: ignore[valid-type]
+    prefix: field_property(DecodeOptions, "prefix")  # type: ignore[valid-type]
+    lock_blend_time: field_property(LockFeetOptions, "blend_time")  # type: ignore[valid-type]
+    lower_pelvis: field_property(LockFeetOptions, "lower_pelvis")  # type: ignore[valid-type]
+    # Transition.
+    source_action: field_property(T, "source_action")  # type: ignore[valid-type]
+    source_time: field_property(T, "source_time")  # type: ignore[valid-type]
+    target_action: field_property(T, "target_action")  # type: ignore[valid-type]
+    target_time: field_property(T, "target_time")  # type: ignore[valid-type]
+    target_end: field_property(T, "target_end")  # type: ignore[valid-type]
+    blend_time: field_property(T, "blend_time")  # type: ignore[valid-type]
+    method: field_property(T, "method")  # type: ignore[valid-type]
+    halflife_mode: field_property(T, "halflife_mode")  # type: ignore[valid-type]
+    halflife: field_property(T, "halflife")  # type: ignore[valid-type]
+    mask: field_property(T, "mask")  # type: ignore[valid-type]
+    # NLA track.
+    track: field_property(NlaBakeOptions, "track")  # type: ignore[valid-type]
+    nla_blend_time: field_property(NlaBakeOptions, "blend_time")  # type: ignore[valid-type]
+    nla_method: field_property(NlaBakeOptions, "method")  # type: ignore[valid-type]
+    # Sync blend.
+    action_a: field_property(S, "action_a")  # type: ignore[valid-type]
+    action_b: field_property(S, "action_b")  # type: ignore[valid-type]
+    weight: field_property(S, "weight", subtype="FACTOR")  # type: ignore[valid-type]
+    weight_mode: field_property(S, "weight_mode", update=_weight_mode_changed)  # type: ignore[valid-type]
+    target_speed: field_property(S, "speed_mps")  # type: ignore[valid-type]
+    duration: field_property(S, "duration")  # type: ignore[valid-type]
+    duration_unit: field_property(S, "duration_unit")  # type: ignore[valid-type]
+    sync_mode: field_property(S, "mode")  # type: ignore[valid-type]
+    frames_a: field_property(S, "frames_a")  # type: ignore[valid-type]
+    frames_b: field_property(S, "frames_b")  # type: ignore[valid-type]
+    cyclic: field_property(S, "cyclic")  # type: ignore[valid-type]
+    in_place: field_property(S, "in_place")  # type: ignore[valid-type]
+    sync_mask: field_property(S, "mask")  # type: ignore[valid-type]
+    # One Lock Feet for the transition, NLA and sync blend bakes (the same declaration in each).
+    lock_feet: field_property(S, "lock_feet")  # type: ignore[valid-type]
 
 
 CLASSES = (StrideSettings,)

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from . import axes, quat
+from . import axes, quat, skeleton
 from .clip import POSITION_CHANNELS, Clip
 
 EULER_MODES = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
@@ -155,10 +155,7 @@ def _rest_points(clip: Clip, s: float, legacy_multi_child_tail: bool, dtype: typ
     for j in range(J):
         if parents[j] >= 0:
             head_world[j] = head_world[parents[j]] + head_local[j]
-    kids: list[list[int]] = [[] for _ in range(J)]
-    for j in range(J):
-        if parents[j] >= 0:
-            kids[parents[j]].append(j)
+    kids = skeleton.children(parents)
     tail_world: np.ndarray = np.full((J, 3), np.nan, dtype=dtype)
     tail_local: np.ndarray = np.full((J, 3), np.nan, dtype=dtype)
     # The last End Site of a joint wins, as when the importer reads them in order.

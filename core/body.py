@@ -136,7 +136,8 @@ def find(clip: Clip, *, feet: FeetSpec | None = None) -> Body:
     reach, main = _reach(kids, bone, end_len)
     frames = _sample_frames(clip)
     static = _static(clip, frames)
-    root = clip._root if clip._root is not None else clip._find_root()
+    given = clip.stated
+    root = given.root if given.root is not None else clip.first_moving_root()
     evidence: dict[str, str] = {}
     notes: list[str] = []
 
@@ -147,7 +148,7 @@ def find(clip: Clip, *, feet: FeetSpec | None = None) -> Body:
         wrot, wpos, ends = np.zeros((0, J, 4)), np.zeros((0, J, 3)), np.zeros((0, len(clip.end_parents), 3))
     tips = _tips(clip, kids, main, wpos, ends)  # [S, J, 3]: the end of each joint's main chain
 
-    user_up = clip._up
+    user_up = given.up
     ankles: tuple[int, int] | None = None
     problem = ""
     if feet is not None:
@@ -183,7 +184,7 @@ def find(clip: Clip, *, feet: FeetSpec | None = None) -> Body:
     arms: dict[str, list[int]] = {}
     if ankles is not None:
         pelvis = _common_ancestor(parents, *ankles)
-        if clip._root is None:
+        if given.root is None:
             root = _motion_root(clip, pelvis, root)
         chains = [_leg_chain(parents, bone, main, pelvis, a) for a in ankles]
         spine, head = _spine(names, parents, kids, reach, pelvis, set(chains[0] + chains[1]))
@@ -198,7 +199,7 @@ def find(clip: Clip, *, feet: FeetSpec | None = None) -> Body:
         if order == 1:
             first, second = second, first
         evidence["sides"] = sides_from or ("motion" if facing_from == "motion" else "default")
-        if clip._forward is None:
+        if given.forward is None:
             forward = fwd
             evidence["facing"] = facing_from
         for s, k in (("L", first), ("R", second)):
@@ -206,18 +207,18 @@ def find(clip: Clip, *, feet: FeetSpec | None = None) -> Body:
             ankle = ankles[k]
             foot_map[s] = [int(j) for j in np.flatnonzero(skeleton.descendants(parents, ankle))]
         arms = _arms(names, parents, kids, reach, main, spine, head, up, forward if forward is not None else
-                     clip._forward, root, wrot, wpos)
+                     given.forward, root, wrot, wpos)
     if forward is None:
-        if clip._forward is not None:
-            forward = clip._forward.copy()
+        if given.forward is not None:
+            forward = given.forward.copy()
             evidence["facing"] = "user"
         else:
             forward = _default_forward(up)
             evidence.setdefault("facing", "default")
 
     height = _height(clip, parents, bone, end_len, main, up, foot_map, head)
-    if clip._meters_per_unit is not None:
-        mpu = float(clip._meters_per_unit)
+    if given.meters_per_unit is not None:
+        mpu = float(given.meters_per_unit)
         evidence["unit"] = "user"
     else:
         mpu = units.guess_meters_per_unit(height)
@@ -439,8 +440,7 @@ def _moving_legs(clip: Clip, kids: list[list[int]], reach: np.ndarray, main: np.
                 n1, n2 = count[c1], count[c2]
                 if min(l1, l2) < 0.7 * max(l1, l2) or min(n1, n2) < 0.5 * max(n1, n2):
                     continue
-                s1 = skeleton.chain_side(names, _main_path(main, c1))
-                s2 = skeleton.chain_side(names, _main_path(main, c2))
+                s1, s2 = (skeleton.chain_side(names, _main_path(main, c)) for c in (c1, c2))
                 if s1 is not None and s1 == s2:
                     continue  # two chains on one side are never a pair of legs
                 score = _low_score(parents, b, c1, c2, wpos, tips, max(l1, l2))
@@ -680,8 +680,7 @@ def _arms(names: Sequence[str], parents: np.ndarray, kids: list[list[int]], reac
         if len(twins) != 2:
             continue
         a, b = twins
-        sa = skeleton.chain_side(names, _main_path(main, a))
-        sb = skeleton.chain_side(names, _main_path(main, b))
+        sa, sb = (skeleton.chain_side(names, _main_path(main, c)) for c in (a, b))
         if sa == "R" or sb == "L":
             a, b = b, a
         elif sa is None and sb is None and forward is not None and wpos.shape[0]:

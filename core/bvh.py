@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import files, quat
+from . import files, quat, skeleton
 from .clip import POSITION_CHANNELS, ROTATION_CHANNELS, Clip, snap_fps
 
 __all__ = ["BVHError", "BVHWarning", "dumps", "load", "loads", "save"]
@@ -50,7 +50,7 @@ _FRAME_TIME = re.compile(r"^frame\s*+time\s*+:\s*+(\S*+)\s*+$", re.IGNORECASE)
 class BVHError(ValueError):
     """A malformed BVH file; `path` and `line` (1-based, or None) say where."""
 
-    def __init__(self, message: str, path: str = "<string>", line: int | None = None) -> None:
+    def __init__(self, message: str, path: str = "BVH text", line: int | None = None) -> None:
         self.path = path
         self.line = line
         # A report, not a dump: a megabyte token stays out of the message (and the UI it reaches).
@@ -77,7 +77,7 @@ def load(path: str | os.PathLike[str], *, strict: bool = False) -> Clip:
     return clip
 
 
-def loads(text: str | bytes, *, strict: bool = False, source: str = "<string>") -> Clip:
+def loads(text: str | bytes, *, strict: bool = False, source: str = "BVH text") -> Clip:
     """Read BVH text (str or bytes) into a Clip; errors name `source`."""
     if not isinstance(text, str):
         return _parse(bytes(text), source, strict)
@@ -728,10 +728,8 @@ def _fmt_row(values: np.ndarray) -> str:
 
 
 def _depth_first(parents: np.ndarray) -> list[int]:
-    kids: list[list[int]] = [[] for _ in range(len(parents))]
-    roots: list[int] = []
-    for j, p in enumerate(parents):
-        (kids[p] if p >= 0 else roots).append(j)
+    kids = skeleton.children(parents)
+    roots = [j for j, p in enumerate(parents) if p < 0]
     order: list[int] = []
     stack = roots[::-1]
     while stack:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -58,6 +59,16 @@ def snap_fps(frame_time: float) -> float:
     if whole > 0 and abs(fps - whole) <= 1e-4 * whole:
         return float(whole)
     return fps
+
+
+@dataclass(frozen=True)
+class Stated:
+    """A clip's root, up, forward and unit as its maker gave them (None: to be found)."""
+
+    root: int | None
+    up: np.ndarray | None
+    forward: np.ndarray | None
+    meters_per_unit: float | None
 
 
 class Clip:
@@ -270,7 +281,15 @@ class Clip:
             return None
         return list(legs["L"]), list(legs["R"])
 
-    def _find_root(self) -> int:
+    @property
+    def stated(self) -> Stated:
+        """What the clip was told (None where nothing was), before the body map fills in the rest."""
+        return Stated(self._root, None if self._up is None else self._up.copy(),
+                      None if self._forward is None else self._forward.copy(), self._meters_per_unit)
+
+    def first_moving_root(self) -> int:
+        """The first joint with position channels that move (else the first with any): the root
+        a hierarchy alone suggests."""
         if self.n_frames == 0 or self.n_joints == 0:
             return 0
         has_pos = [j for j, ch in enumerate(self.channels) if any(c in POSITION_CHANNELS for c in ch)]

@@ -275,7 +275,7 @@ def _detect(clip: Clip, *, feet: FootSpec | None, speed_mps: float | None, floor
     T, first, stop, loop = clip.n_frames, seen.first, seen.stop, seen.loop
     n = stop - first
     if n < 2:
-        names = _foot_points(clip, feet)
+        names = foot_points(clip, feet)
         return {name: _Detection(np.zeros(T, bool), np.zeros(0), np.zeros(0)) for name in names}
     fps = clip.fps
     if fixed_floor is None:
@@ -320,7 +320,7 @@ def _measure(clip: Clip, feet: FootSpec | None, frames: tuple[int, int | None] |
              window: int | None) -> tuple[_Seen, Any]:
     """What the feet do over the analysed frames, and the threshold chooser for them (from the
     whole take, so analysing part of it uses the take's thresholds)."""
-    points = _foot_points(clip, feet)
+    points = foot_points(clip, feet)
     seen = _seen(clip, points, frames, window)
     whole = seen if frames is None else _seen(clip, points, None, window)
     leg = _leg_m(clip, points)
@@ -412,7 +412,7 @@ def _track(s: np.ndarray, slow: np.ndarray, moving_slowly: np.ndarray, near: np.
         # Start the cycle at its fastest free frame: no contact wraps past it.
         shift = int(np.argmax(np.where(grow, -np.inf, s)))
         s, seed, grow, near, above = (np.roll(x, -shift, axis=0) for x in (s, seed, grow, near, above))
-    starts, stops = _runs(grow)
+    starts, stops = runs(grow)
     seeds = np.concatenate([[0], np.cumsum(seed)])
     keep = seeds[stops] > seeds[starts]  # a contact gets slow at least once
     if not loop:  # or runs off an end of the clip, where it may have
@@ -566,8 +566,9 @@ def _frame_range(clip: Clip, frames: tuple[int, int | None] | None) -> tuple[int
     return int(a), int(b)
 
 
-def _foot_points(clip: Clip, feet: FootSpec | None) -> dict[str, tuple[list[int], list[int]]]:
-    """{name: (joint indices, End Site indices)}: the points tracked per foot."""
+def foot_points(clip: Clip, feet: FootSpec | None = None) -> dict[str, tuple[list[int], list[int]]]:
+    """{name: (joint indices, End Site indices)}: the points a foot stands on, tracked per foot;
+    feet None: the body map's ('L', 'R': each ankle and every joint below it)."""
     if feet is None:
         chosen: dict[str, list[int]] = default_feet(clip)
     else:
@@ -619,8 +620,8 @@ def _running_min(x: np.ndarray, radius: int, loop: bool) -> np.ndarray:
     return np.lib.stride_tricks.sliding_window_view(padded, 2 * radius + 1).min(axis=-1)
 
 
-def _runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(starts, stops) of the runs of True, stops excluded."""
+def runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, stops) of the runs of True in a bool [T] mask (a foot's contacts), stops excluded."""
     edges = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
     return np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
 

@@ -120,13 +120,12 @@ def skating_ratio(points: np.ndarray, up: np.ndarray, fps: float, *, height_m: f
 def foot_points(clip: Clip, world_rot: np.ndarray, world_pos: np.ndarray) -> np.ndarray:
     """[T, 2, P, 3] world positions of each foot's joints and End Sites (L then R), file units;
     P is the larger foot's count, the smaller repeating its last point."""
-    feet = clip.body.feet
+    points = contacts.foot_points(clip)
     ends = (clip.end_site_positions(world_rot, world_pos) if len(clip.end_parents)
             else np.zeros((clip.n_frames, 0, 3)))
     per_foot = []
     for side in ("L", "R"):
-        joints = feet[side]
-        sites = [e for e, p in enumerate(clip.end_parents) if int(p) in joints]
+        joints, sites = points[side]
         per_foot.append(np.concatenate([world_pos[:, joints], ends[:, sites]], axis=1))
     P = max(f.shape[1] for f in per_foot)
     padded = [np.concatenate([f, np.repeat(f[:, -1:], P - f.shape[1], axis=1)], axis=1) for f in per_foot]

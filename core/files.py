@@ -36,6 +36,11 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
         # mkstemp makes the file private (0600); the result should read like any other file.
         os.chmod(tmp, mode)
         os.replace(tmp, target)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        # The hidden temporary file is ours, not the user's: name the file they asked for.
+        message = f"could not write {str(path)!r}: {exc.strerror or exc}; nothing written"
+        raise (OSError(exc.errno, message) if exc.errno is not None else OSError(message)) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

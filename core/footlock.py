@@ -26,6 +26,7 @@ import numpy.typing as npt
 from . import ik, quat, skeleton
 from .body import FeetSpec, with_feet
 from .clip import Clip
+from .contacts import runs
 from .root import root_world, with_root_world, yaw_quat
 
 Array = npt.NDArray[np.float64]
@@ -40,12 +41,6 @@ _SHORT_M = 0.01
 
 class FootLockWarning(UserWarning):
     """A locked foot could not be held where it was planted (the leg is too short there)."""
-
-
-def _runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(starts, stops) of the runs of True, stops excluded."""
-    edges = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
-    return np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
 
 
 def _wrap(x: Array) -> Array:
@@ -77,7 +72,7 @@ def offsets(clip: Clip, ankle_pos: Array, ankle_rot: Array, points: Array, plant
     off = np.zeros((T, 3))
     off_yaw = np.zeros(T)
     weight = np.zeros(T)
-    starts, stops = _runs(planted)
+    starts, stops = runs(planted)
     if not starts.size:
         return off, off_yaw, weight
     frames = np.flatnonzero(planted)

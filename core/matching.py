@@ -100,16 +100,25 @@ def costs(src: Clip, i_s: int, dst: Clip, candidates: np.ndarray) -> Array:
     for fa, fb, weight in zip(a, b, WEIGHTS, strict=True):
         spread = float(np.sqrt(np.mean(np.var(fb, axis=0)))) or 1.0
         total += weight * np.mean((fb - fa) ** 2, axis=1) / spread ** 2
-    planted_s, planted_d = _planted(src), _planted(dst)
-    if planted_s is not None and planted_d is not None:
-        for foot, ms in planted_s.items():
-            md = planted_d.get(foot)
-            if md is None:
-                continue
-            inner = md & np.roll(md, 1) & np.roll(md, -1)
-            inner[[0, -1]] = False
-            total += CONTACT_COST * (inner[candidates] != bool(ms[i_s]))
+    total += CONTACT_COST * contact_mismatch(src, i_s, dst, candidates)
     ph_s, ph_d = _phase(src), _phase(dst)
     if ph_s is not None and ph_d is not None:
         total += PHASE_COST * np.abs(np.angle(np.exp(1j * (ph_d[candidates] - ph_s[i_s])))) / math.pi
     return total
+
+
+def contact_mismatch(src: Clip, i_s: int, dst: Clip, candidates: np.ndarray) -> np.ndarray:
+    """[n] int: how many feet are planted in src at frame i_s and not inside a stance of dst at
+    each candidate, or the other way round (0 where contacts cannot be read)."""
+    out = np.zeros(len(candidates), dtype=np.int64)
+    planted_s, planted_d = _planted(src), _planted(dst)
+    if planted_s is None or planted_d is None:
+        return out
+    for foot, ms in planted_s.items():
+        md = planted_d.get(foot)
+        if md is None:
+            continue
+        inner = md & np.roll(md, 1) & np.roll(md, -1)
+        inner[[0, -1]] = False
+        out += inner[candidates] != bool(ms[i_s])
+    return out

@@ -9,6 +9,7 @@ import numpy as np
 from . import quat
 from .blend import mask_preset
 from .clip import Clip
+from .contacts import foot_points
 from .root import character_positions
 
 
@@ -90,11 +91,6 @@ def _world_meters_at(clip: Clip, a: int, b: int) -> np.ndarray:
     return quat.fk(clip.rotations[a:b], clip.positions[a:b], clip.parents)[1] * clip.meters_per_unit
 
 
-def _angular_velocity(rot: np.ndarray, fps: float) -> np.ndarray:
-    """[T - 1, ...] angular velocities (rad/s, parent frame) between consecutive frames of [T, ..., 4]."""
-    return quat.to_scaled_angle_axis(quat.hemi(quat.mul_inv(rot[1:], rot[:-1]))) * fps
-
-
 def switch_velocity_change(clip: Clip, frame: int,
                            joints: Sequence[int] | np.ndarray | None = None) -> dict[str, float]:
     """How much velocities jump across a switch at `frame` (the last frame before the change):
@@ -109,7 +105,7 @@ def switch_velocity_change(clip: Clip, frame: int,
         raise ValueError(f"a switch at frame {frame} needs frames {frame - 1}..{frame + 1} "
                          f"(the clip has {clip.n_frames})")
     idx = _joints(clip, joints)
-    w = _angular_velocity(clip.rotations[frame - 1:frame + 2, idx], clip.fps)
+    w = quat.angular_velocity(clip.rotations[frame - 1:frame + 2, idx], clip.fps)
     v = np.diff(_world_meters_at(clip, frame - 1, frame + 2)[:, idx], axis=0) * clip.fps
     dw = np.linalg.norm(w[1] - w[0], axis=-1)
     dv = np.linalg.norm(v[1] - v[0], axis=-1)
@@ -122,33 +118,26 @@ def switch_velocity_change(clip: Clip, frame: int,
 def peak_angular_speed(clip: Clip, frames: tuple[int, int] | None = None,
                        joints: Sequence[int] | np.ndarray | None = None) -> float:
     """Largest joint angular speed (rad/s) at frames [a, b) (frames >= 1), fingers left out."""
-    a, b = _frame_range(clip, frames, 1)
-    idx = _joints(clip, joints)
-    if b <= a or idx.size == 0:
-        return 0.0
-    w = _angular_velocity(clip.rotations[a - 1:b, idx], clip.fps)
-    return float(np.linalg.norm(w, axis=-1).max())
+    w = _joint_angular_velocity(clip, frames, joints, 1)
+    return 0.0 if w is None else float(np.linalg.norm(w, axis=-1).max())
 
 
 def peak_angular_acceleration(clip: Clip, frames: tuple[int, int] | None = None,
                               joints: Sequence[int] | np.ndarray | None = None) -> float:
     """Largest joint angular acceleration (rad/s^2) at frames [a, b) (frames >= 2), fingers left out."""
-    a, b = _frame_range(clip, frames, 2)
+    w = _joint_angular_velocity(clip, frames, joints, 2)
+    return 0.0 if w is None else float(np.linalg.norm(np.diff(w, axis=0), axis=-1).max() * clip.fps)
+
+
+def _joint_angular_velocity(clip: Clip, frames: tuple[int, int] | None,
+                            joints: Sequence[int] | np.ndarray | None, back: int) -> np.ndarray | None:
+    """Angular velocities of the chosen joints from `back` frames before the range on; None for
+    an empty range or no joints."""
+    a, b = _frame_range(clip, frames, back)
     idx = _joints(clip, joints)
     if b <= a or idx.size == 0:
-        return 0.0
-    w = _angular_velocity(clip.rotations[a - 2:b, idx], clip.fps)
-    return float(np.linalg.norm(np.diff(w, axis=0), axis=-1).max() * clip.fps)
-
-
-def foot_points(clip: Clip) -> dict[str, tuple[list[int], list[int]]]:
-    """{'L': (joints, End Sites), 'R': ...}: each foot of the body map (ankle and every joint
-    below it) and their End Sites, the points a foot stands on (as `contacts.contacts` tracks)."""
-    feet = clip.body.feet
-    if not feet:
-        raise ValueError(f"no legs found: {clip.body.problem}")
-    return {name: (list(joints), [int(e) for e in np.flatnonzero(np.isin(clip.end_parents, joints))])
-            for name, joints in feet.items()}
+        return None
+    return quat.angular_velocity(clip.rotations[a - back:b, idx], clip.fps)
 
 
 def foot_sliding(clip: Clip, contacts: Mapping[str, np.ndarray] | None = None, *,

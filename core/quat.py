@@ -9,7 +9,9 @@ Inputs are assumed to be unit quaternions unless a docstring says otherwise.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -204,6 +206,13 @@ def from_scaled_angle_axis(v: npt.ArrayLike) -> Array:
     return exp(0.5 * _f(v))
 
 
+def angular_velocity(rotations: npt.ArrayLike, fps: float) -> Array:
+    """[T - 1, ...] angular velocities (rad/s, in the parent's frame, applied on the left) between
+    consecutive frames of rotations [T, ..., 4], the shorter way round."""
+    rot = _f(rotations)
+    return to_scaled_angle_axis(hemi(mul_inv(rot[1:], rot[:-1]))) * fps
+
+
 def scaled_angle_axis_rate(v: npt.ArrayLike, w: npt.ArrayLike) -> Array:
     """Rate `[..., 3]` (per second) of the scaled angle-axis v `[..., 3]` of a rotation turning at
     angular velocity w `[..., 3]` (rad/s, applied on the left: q(t + dt) = from_saa(w dt) q(t)).
@@ -243,6 +252,110 @@ def slerp(q: npt.ArrayLike, p: npt.ArrayLike, t: npt.ArrayLike) -> Array:
     a = np.where(close, 1.0 - t, np.sin((1.0 - t) * half) / sin_safe)
     b = np.where(close, t, np.sin(t * half) / sin_safe)
     return normalize(a * q + b * p)
+
+
+# -- slerp in bulk ------------------------------------------------------------------------------
+
+
+class SlerpTable(NamedTuple):
+    """A loop's rotations `[N, J, 4]` made ready for many slerps between neighbouring frames:
+    component-major `[4, N, J]` (each component one contiguous plane), each frame's next frame
+    (frame 0 after the last) on its side and, per frame `[N, J]`, the half angle h between them,
+    cot h and 1 / sin h (both 0 where h is 0)."""
+
+    q: Array
+    q_next: Array
+    half: Array
+    cot: Array
+    csc: Array
+
+
+def slerp_table(rotations: Array) -> SlerpTable:
+    """The `SlerpTable` of a loop's rotations `[N, J, 4]` (see `sample_table`)."""
+    q = np.ascontiguousarray(np.moveaxis(rotations, -1, 0))
+    nxt = np.roll(q, -1, axis=1)
+    d = np.sum(q * nxt, axis=0)
+    nxt = np.where(d < 0.0, -nxt, nxt)
+    d = np.minimum(np.abs(d), 1.0)
+    half = np.arccos(d)
+    s = _sin(half)
+    safe = np.where(s > 0.0, s, 1.0)
+    return SlerpTable(q, nxt, half, np.where(s > 0.0, d / safe, 0.0), np.where(s > 0.0, 1.0 / safe, 0.0))
+
+
+# sin x = x (1 - x^2/3! + x^4/5! - ...): ten terms are good to 2 ulp for |x| <= pi/2 (the next is
+# under 2.6e-16 there), and numpy's float64 np.sin is several times slower on common x86 builds.
+_SIN = tuple((-1.0) ** k / math.factorial(2 * k + 1) for k in range(10))
+
+
+def _sin(x: Array) -> Array:
+    """sin x for |x| <= pi/2 (Taylor polynomial, Horner in x^2); exactly 0 at 0."""
+    x2 = x * x
+    out = np.full_like(x, _SIN[-1])
+    for c in _SIN[-2::-1]:
+        out *= x2
+        out += c
+    out *= x
+    return out
+
+
+def _weights_of(x: Array, cot: Array, csc: Array) -> tuple[Array, Array]:
+    """Slerp weights of q and p at x = t h in [0, pi/2] ([m, J]): sin((1 - t) h) / sin h =
+    cos x - cot h sin x, and sin x / sin h. Exactly 1 and 0 at x == 0, and where h is 0 (cot = csc
+    = 0). cos x is sqrt(1 - sin^2 x), good to 2e-15 up to 1.5 rad (cos x > 0.07); above that
+    (half turns: flipping thumbs) it is np.cos."""
+    sx = _sin(x)
+    ca = sx * sx
+    np.subtract(1.0, ca, out=ca)
+    np.sqrt(ca, out=ca)
+    if x.max(initial=0.0) > 1.5:
+        wide = x > 1.5
+        ca[wide] = np.cos(x[wide])
+    ca -= cot * sx
+    sx *= csc
+    return ca, sx
+
+
+def sample_table(fr: SlerpTable, i: np.ndarray, frac: Array) -> Array:
+    """Slerp from frame i [m] toward the next by frac [m]: component-major `[4, m, J]`; exactly
+    frame i at frac 0."""
+    ca, cb = _weights_of(frac[:, None] * fr.half[i], fr.cot[i], fr.csc[i])
+    out = fr.q[:, i]
+    out *= ca
+    nxt = fr.q_next[:, i]
+    nxt *= cb
+    out += nxt
+    return out
+
+
+def slerp_planes(q: Array, p: Array, t: Array) -> Array:
+    """Shortest-path slerp of component-major `[4, m, J]` q toward p by t `[m, J]`: `slerp`'s
+    result (to rounding), q itself at t == 0 and p itself at t == 1; the fast kernel for many
+    joints and frames (no `[..., 4]` gathers, no np.sin over the whole array).
+
+    sin x / sin h with x = t h from one h: the ratio stays exact near h = 0 even where acos lost
+    digits (as quat.slerp's chord lengths do)."""
+    d = q[0] * p[0]
+    for c in (1, 2, 3):
+        d += q[c] * p[c]
+    flip = d < 0.0
+    np.abs(d, out=d)
+    np.minimum(d, 1.0, out=d)
+    half = np.arccos(d)
+    sin_half = _sin(half)
+    csc = np.zeros_like(sin_half)
+    np.divide(1.0, sin_half, out=csc, where=sin_half > 0.0)
+    d *= csc
+    half *= t
+    ca, cb = _weights_of(half, d, csc)
+    np.negative(cb, out=cb, where=flip)
+    out = q * ca
+    p_part = p * cb
+    out += p_part
+    one = t == 1.0
+    if one.any():
+        out[:, one] = p[:, one]
+    return out
 
 
 def to_matrix(q: npt.ArrayLike) -> Array:

@@ -24,7 +24,14 @@ _MAX_DENOMINATOR = 1000
 # Largest integer numerator the exact path lets numpy handle (int64, with headroom).
 _MAX_NUMERATOR = 2**62
 # Float path only: a source position this close to a whole frame (in frames) is that frame.
-_SNAP = 1e-9
+SNAP_FRAMES = 1e-9
+
+
+def snap_frames(s: np.ndarray) -> np.ndarray:
+    """Frame positions, those within SNAP_FRAMES frames of a whole frame moved onto it (a time that is a
+    frame in exact arithmetic must not sample the frame before it)."""
+    whole = np.rint(s)
+    return np.where(np.abs(s - whole) <= SNAP_FRAMES, whole, s)
 
 
 def resample(clip: Clip, fps: float) -> Clip:
@@ -51,8 +58,7 @@ def sample(clip: Clip, times: np.ndarray, fps: float) -> Clip:
     if clip.n_frames == 0:
         raise ValueError("cannot sample an empty clip")
     s = np.clip(np.asarray(times, dtype=np.float64) * clip.fps, 0.0, clip.n_frames - 1)
-    whole = np.rint(s)
-    s = np.where(np.abs(s - whole) <= _SNAP, whole, s)
+    s = snap_frames(s)
     base = np.minimum(np.floor(s).astype(np.int64), clip.n_frames - 1)
     rotations, positions = _between(clip, base, s - base)
     return clip.replace(rotations=rotations, positions=positions, fps=float(fps), events={},
@@ -89,8 +95,7 @@ def source_frames(n_frames: int, fps_in: float, fps_out: float) -> tuple[np.ndar
             return n // den, (n % den) / den
     last = math.floor((n_frames - 1) / fps_in * fps_out + 1e-9)
     s = np.arange(last + 1) * fps_in / fps_out
-    whole = np.rint(s)
-    s = np.minimum(np.where(np.abs(s - whole) <= _SNAP, whole, s), n_frames - 1)
+    s = np.minimum(snap_frames(s), n_frames - 1)
     base = np.floor(s).astype(np.int64)
     return base, s - base
 

@@ -71,11 +71,12 @@ def floor_axes(up: npt.ArrayLike, forward: npt.ArrayLike | None = None) -> tuple
 def heading(clip: Clip, world_rot: np.ndarray | None = None) -> np.ndarray:
     """[T] root heading in radians (0 = facing `floor_axes(up)[0]`), not unwrapped."""
     rot = root_world(clip)[0] if world_rot is None else world_rot[:, clip.root]
-    return _heading(rot, clip.up, clip.forward)
+    return heading_of(rot, clip.up, clip.forward)
 
 
-def _heading(rot: np.ndarray, up: np.ndarray, forward: np.ndarray) -> np.ndarray:
-    """[...] heading of rotations [..., 4]: the angle on the floor of R forward from heading 0."""
+def heading_of(rot: np.ndarray, up: np.ndarray, forward: np.ndarray) -> np.ndarray:
+    """[...] heading of world rotations [..., 4] of a skeleton facing `forward` at rest: the angle
+    on the floor of R forward from heading 0 (the array form of `heading`)."""
     facing = quat.mul_vec(rot, forward)
     fwd, side = floor_axes(up)
     return np.arctan2(facing @ side, facing @ fwd)
@@ -104,41 +105,56 @@ def character_positions(clip: Clip) -> np.ndarray:
 # -- the root's world transform ------------------------------------------------------------------
 
 
-def _parent_world(clip: Clip) -> tuple[np.ndarray, np.ndarray] | None:
+def _parent_world(rotations: np.ndarray, positions: np.ndarray, parents: np.ndarray,
+                  root: int) -> tuple[np.ndarray, np.ndarray] | None:
     """World (rotation [T, 4], position [T, 3]) of the root's parent, None for a top-level root."""
-    above = skeleton.chain(clip.parents, clip.root)[:-1]
+    above = skeleton.chain(parents, root)[:-1]
     if not above:
         return None
     # FK along the chain alone: each joint's world transform depends only on its ancestors.
-    grot, gpos = quat.fk(clip.rotations[:, above], clip.positions[:, above], np.arange(len(above)) - 1)
+    grot, gpos = quat.fk(rotations[:, above], positions[:, above], np.arange(len(above)) - 1)
     return grot[:, -1], gpos[:, -1]
 
 
 def root_world(clip: Clip) -> tuple[np.ndarray, np.ndarray]:
     """World (rotation [T, 4], position [T, 3]) of the motion root (`clip.root`), file units."""
-    j = clip.root
-    parent = _parent_world(clip)
+    return root_world_of(clip.rotations, clip.positions, clip.parents, clip.root)
+
+
+def root_world_of(rotations: np.ndarray, positions: np.ndarray, parents: np.ndarray,
+                  root: int) -> tuple[np.ndarray, np.ndarray]:
+    """`root_world` of local rotations [T, J, 4] and translations [T, J, 3] (any frames of a clip)."""
+    parent = _parent_world(rotations, positions, parents, root)
     if parent is None:
-        return clip.rotations[:, j].copy(), clip.positions[:, j].copy()
+        return rotations[:, root].copy(), positions[:, root].copy()
     prot, ppos = parent
-    return quat.mul(prot, clip.rotations[:, j]), ppos + quat.mul_vec(prot, clip.positions[:, j])
+    return quat.mul(prot, rotations[:, root]), ppos + quat.mul_vec(prot, positions[:, root])
 
 
 def with_root_world(clip: Clip, rotation: npt.ArrayLike, position: npt.ArrayLike) -> Clip:
     """A copy whose motion root has world rotation [T, 4] and position [T, 3]; every other joint's
     local motion is kept (so the body follows the root)."""
-    j = clip.root
-    rot, pos = clip.rotations.copy(), clip.positions.copy()
-    rotation = np.broadcast_to(np.asarray(rotation, dtype=np.float64), (clip.n_frames, 4))
-    position = np.broadcast_to(np.asarray(position, dtype=np.float64), (clip.n_frames, 3))
-    parent = _parent_world(clip)
+    rot, pos = with_root_world_of(clip.rotations, clip.positions, clip.parents, clip.root,
+                                  rotation, position)
+    return clip.replace(rotations=rot, positions=pos)
+
+
+def with_root_world_of(rotations: np.ndarray, positions: np.ndarray, parents: np.ndarray, root: int,
+                       rotation: npt.ArrayLike, position: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """`with_root_world` of local arrays: copies of `rotations` [T, J, 4] and `positions` [T, J, 3]
+    whose root has world rotation [T, 4] and position [T, 3]."""
+    rot, pos = rotations.copy(), positions.copy()
+    n = rot.shape[0]
+    rotation = np.broadcast_to(np.asarray(rotation, dtype=np.float64), (n, 4))
+    position = np.broadcast_to(np.asarray(position, dtype=np.float64), (n, 3))
+    parent = _parent_world(rotations, positions, parents, root)
     if parent is None:
-        rot[:, j], pos[:, j] = rotation, position
+        rot[:, root], pos[:, root] = rotation, position
     else:
         prot, ppos = parent
-        rot[:, j] = quat.inv_mul(prot, rotation)
-        pos[:, j] = quat.mul_vec(quat.inv(prot), position - ppos)
-    return clip.replace(rotations=rot, positions=pos)
+        rot[:, root] = quat.inv_mul(prot, rotation)
+        pos[:, root] = quat.mul_vec(quat.inv(prot), position - ppos)
+    return rot, pos
 
 
 # -- trajectory and residual ---------------------------------------------------------------------
@@ -169,13 +185,15 @@ def trajectory(clip: Clip, smooth: float = 0.0) -> Trajectory:
     """The root's trajectory: floor projection [T, 3] (up component 0) and heading [T] (radians,
     unwrapped), both low-passed (`lowpass`) by a Gaussian of sigma `smooth` seconds when > 0."""
     rot, pos = root_world(clip)
-    return _trajectory(rot, pos, clip.up, clip.forward, smooth * clip.fps)
+    return trajectory_of(rot, pos, clip.up, clip.forward, smooth * clip.fps)
 
 
-def _trajectory(rot: np.ndarray, pos: np.ndarray, up: np.ndarray, forward: np.ndarray,
-                sigma: float) -> Trajectory:
+def trajectory_of(rot: np.ndarray, pos: np.ndarray, up: np.ndarray, forward: np.ndarray,
+                  sigma: float = 0.0) -> Trajectory:
+    """`trajectory` of the root's world rotations [T, 4] and positions [T, 3] (`root_world_of`);
+    `sigma` in frames."""
     planar = pos - np.outer(pos @ up, up)
-    angle = np.unwrap(_heading(rot, up, forward))
+    angle = np.unwrap(heading_of(rot, up, forward))
     if sigma > 0 and len(angle) > 1:
         planar = lowpass(planar, sigma)
         planar -= np.outer(planar @ up, up)  # keep the up component exactly 0
@@ -185,10 +203,11 @@ def _trajectory(rot: np.ndarray, pos: np.ndarray, up: np.ndarray, forward: np.nd
 
 def residual(clip: Clip, traj: Trajectory) -> Residual:
     """The root's world transform seen from the trajectory frame (see the module docstring)."""
-    return _residual(*root_world(clip), traj, clip.up)
+    return residual_of(*root_world(clip), traj, clip.up)
 
 
-def _residual(rot: np.ndarray, pos: np.ndarray, traj: Trajectory, up: np.ndarray) -> Residual:
+def residual_of(rot: np.ndarray, pos: np.ndarray, traj: Trajectory, up: np.ndarray) -> Residual:
+    """`residual` of the root's world rotations [T, 4] and positions [T, 3]."""
     turn = yaw_quat(traj.heading, up)
     return Residual(quat.mul_vec(quat.inv(turn), pos - traj.position), quat.inv_mul(turn, rot))
 
@@ -196,8 +215,8 @@ def _residual(rot: np.ndarray, pos: np.ndarray, traj: Trajectory, up: np.ndarray
 def decompose(clip: Clip, smooth: float = 0.0) -> tuple[Trajectory, Residual]:
     """(trajectory, residual) of the clip's root motion; `recompose` inverts it."""
     rot, pos = root_world(clip)
-    traj = _trajectory(rot, pos, clip.up, clip.forward, smooth * clip.fps)
-    return traj, _residual(rot, pos, traj, clip.up)
+    traj = trajectory_of(rot, pos, clip.up, clip.forward, smooth * clip.fps)
+    return traj, residual_of(rot, pos, traj, clip.up)
 
 
 def compose(traj: Trajectory, res: Residual, up: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -229,12 +248,13 @@ def reanchor(clip: Clip, frame: int, position: npt.ArrayLike, heading: float,
     up = clip.up
     frame %= n
     # Unsmoothed, the trajectory up to `frame` is all it takes (heading unwraps from frame 0 on).
-    head = clip if smooth > 0 else clip.with_frames(clip.rotations[:frame + 1], clip.positions[:frame + 1])
-    traj = trajectory(head, smooth)
+    stop = n if smooth > 0 else frame + 1
+    rot, pos = root_world_of(clip.rotations[:stop], clip.positions[:stop], clip.parents, clip.root)
+    traj = trajectory_of(rot, pos, up, clip.forward, smooth * clip.fps)
     target = np.asarray(position, dtype=np.float64).reshape(3)
     target = target - up * (target @ up)
     turn = yaw_quat(float(heading) - traj.heading[frame], up)
-    rot, pos = root_world(clip)
+    rot, pos = root_world(clip) if stop < n else (rot, pos)
     at = traj.position[frame]
     moved = with_root_world(clip, quat.mul(turn, rot), quat.mul_vec(turn, pos - at) + target)
     above = skeleton.chain(clip.parents, clip.root)

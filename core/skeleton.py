@@ -167,7 +167,7 @@ def legs(names: Sequence[str], parents: Sequence[int] | np.ndarray, offsets: np.
 
 
 def chain_side(names: Sequence[str], joints: Sequence[int]) -> str | None:
-    """'L', 'R' or None: the side most of the joints' names give."""
+    """'L' or 'R' when more of the chain's joint names say that side than the other, else None."""
     votes = [side(names[j]) for j in joints]
     n_left, n_right = votes.count("L"), votes.count("R")
     if n_left > n_right:

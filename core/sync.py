@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from . import blend, contacts, footlock, quat, root
+from . import blend, contacts, footlock, quat, resample, root
 from .body import FeetSpec, with_feet
 from .clip import Clip
 
@@ -42,9 +42,8 @@ Array = npt.NDArray[np.float64]
 
 MODES = ("linear", "harmonic", "leader")
 
-# A sample this close to a whole source frame (in frames) is that frame: phase arithmetic leaves
-# ~1e-13 frames of rounding, and a blend at weight 0 must return the source's own frames.
-_SNAP = 1e-9
+# Phase arithmetic leaves ~1e-13 frames of rounding, and a blend at weight 0 must return the
+# source's own frames: samples snap to whole frames as resample.snap_frames does, within its SNAP_FRAMES.
 # loop_cycle looks this far (seconds) either side of the next left touchdown for the frame whose
 # pose best closes the cycle: two touchdown errors of 3 frames at 120 fps.
 SEAM_REACH = 0.05
@@ -344,7 +343,7 @@ def _phase(u0: float, S: Array, dt: float) -> tuple[Array, list[tuple[float, int
             crossings.append((t, uj))
         k, uk = i + 1, float(u[i + 1])
     # A marker on the last frame may have been left a rounding short of it.
-    if n > 1 and math.floor(u[-1]) + 1 - u[-1] < _SNAP:
+    if n > 1 and math.floor(u[-1]) + 1 - u[-1] < resample.SNAP_FRAMES:
         crossings.append(((n - 1) * dt, math.floor(u[-1]) + 1))
     return u, crossings
 
@@ -413,110 +412,11 @@ def sync_times(a: Clip, b: Clip, weight: Any, duration: float, *, mode: str = "l
 
 def _frame_positions(t: Array, fps: float, n: int) -> tuple[np.ndarray, np.ndarray, Array]:
     """(frame [m] int, next frame, fraction [m]) of times t in a loop of n frames."""
-    x = np.asarray(t) * fps
-    whole = np.rint(x)
-    x = np.where(np.abs(x - whole) <= _SNAP, whole, x)
+    x = resample.snap_frames(np.asarray(t) * fps)
     base = np.floor(x)
     frac = x - base
     i = np.mod(base, n).astype(np.int64)
     return i, np.where(i + 1 == n, 0, i + 1), frac
-
-
-class _Frames(NamedTuple):
-    """A loop's rotations of some joints, component-major `[4, N, J]` (each component one
-    contiguous plane), with each frame's next frame (frame 0 after the last) on its side and, per
-    frame `[N, J]`, the half angle h between them, cot h and 1 / sin h (both 0 where h is 0)."""
-
-    q: Array
-    q_next: Array
-    half: Array
-    cot: Array
-    csc: Array
-
-
-def _frames(rotations: Array) -> _Frames:
-    q = np.ascontiguousarray(np.moveaxis(rotations, -1, 0))
-    nxt = np.roll(q, -1, axis=1)
-    d = np.sum(q * nxt, axis=0)
-    nxt = np.where(d < 0.0, -nxt, nxt)
-    d = np.minimum(np.abs(d), 1.0)
-    half = np.arccos(d)
-    s = _sin(half)
-    safe = np.where(s > 0.0, s, 1.0)
-    return _Frames(q, nxt, half, np.where(s > 0.0, d / safe, 0.0), np.where(s > 0.0, 1.0 / safe, 0.0))
-
-
-# sin x = x (1 - x^2/3! + x^4/5! - ...): ten terms are good to 2 ulp for |x| <= pi/2 (the next is
-# under 2.6e-16 there), and numpy's float64 np.sin is several times slower on common x86 builds.
-_SIN = tuple((-1.0) ** k / math.factorial(2 * k + 1) for k in range(10))
-
-
-def _sin(x: Array) -> Array:
-    """sin x for |x| <= pi/2 (Taylor polynomial, Horner in x^2); exactly 0 at 0."""
-    x2 = x * x
-    out = np.full_like(x, _SIN[-1])
-    for c in _SIN[-2::-1]:
-        out *= x2
-        out += c
-    out *= x
-    return out
-
-
-def _weights_of(x: Array, cot: Array, csc: Array) -> tuple[Array, Array]:
-    """Slerp weights of q and p at x = t h in [0, pi/2] ([m, J]): sin((1 - t) h) / sin h =
-    cos x - cot h sin x, and sin x / sin h. Exactly 1 and 0 at x == 0, and where h is 0 (cot = csc
-    = 0). cos x is sqrt(1 - sin^2 x), good to 2e-15 up to 1.5 rad (cos x > 0.07); above that
-    (half turns: flipping thumbs) it is np.cos."""
-    sx = _sin(x)
-    ca = sx * sx
-    np.subtract(1.0, ca, out=ca)
-    np.sqrt(ca, out=ca)
-    if x.max(initial=0.0) > 1.5:
-        wide = x > 1.5
-        ca[wide] = np.cos(x[wide])
-    ca -= cot * sx
-    sx *= csc
-    return ca, sx
-
-
-def _sample(fr: _Frames, i: np.ndarray, frac: Array) -> Array:
-    """Slerp from frame i toward the next by frac [m]: `[4, m, J]`; exactly frame i at frac 0."""
-    ca, cb = _weights_of(frac[:, None] * fr.half[i], fr.cot[i], fr.csc[i])
-    out = fr.q[:, i]
-    out *= ca
-    nxt = fr.q_next[:, i]
-    nxt *= cb
-    out += nxt
-    return out
-
-
-def _slerp_c(q: Array, p: Array, t: Array) -> Array:
-    """Shortest-path slerp of component-major `[4, m, J]` q toward p by t `[m, J]`: `blend.slerp`'s
-    result (to rounding), q itself at t == 0 and p itself at t == 1.
-
-    sin x / sin h with x = t h from one h: the ratio stays exact near h = 0 even where acos lost
-    digits (as quat.slerp's chord lengths do)."""
-    d = q[0] * p[0]
-    for c in (1, 2, 3):
-        d += q[c] * p[c]
-    flip = d < 0.0
-    np.abs(d, out=d)
-    np.minimum(d, 1.0, out=d)
-    half = np.arccos(d)
-    sin_half = _sin(half)
-    csc = np.zeros_like(sin_half)
-    np.divide(1.0, sin_half, out=csc, where=sin_half > 0.0)
-    d *= csc
-    half *= t
-    ca, cb = _weights_of(half, d, csc)
-    np.negative(cb, out=cb, where=flip)
-    out = q * ca
-    p_part = p * cb
-    out += p_part
-    one = t == 1.0
-    if one.any():
-        out[:, one] = p[:, one]
-    return out
 
 
 def _poses(a: tuple[Array, Array], b: tuple[Array, Array], fps: tuple[float, float], s: _Sync,
@@ -533,13 +433,14 @@ def _poses(a: tuple[Array, Array], b: tuple[Array, Array], fps: tuple[float, flo
     same = (np.all(rot_a == rot_a[:1], axis=(0, 2)) & np.all(rot_b == rot_b[:1], axis=(0, 2))
             & np.all(rot_a[0] == rot_b[0], axis=-1))
     moving = np.flatnonzero(~same)
-    frames_a, frames_b = _frames(rot_a[:, moving]), _frames(rot_b[:, moving])
+    frames_a, frames_b = quat.slerp_table(rot_a[:, moving]), quat.slerp_table(rot_b[:, moving])
     tm = t[:, moving]
     for k in range(0, n, _BLOCK):
         f = slice(k, k + _BLOCK)
         block = rot[f]
         block[:] = rot_a[0]
-        q = _slerp_c(_sample(frames_a, ia[f], fa[f]), _sample(frames_b, ib[f], fb[f]), tm[f])
+        q = quat.slerp_planes(quat.sample_table(frames_a, ia[f], fa[f]),
+                              quat.sample_table(frames_b, ib[f], fb[f]), tm[f])
         block[:, moving] = np.moveaxis(q, 0, -1)
     # Translations: most joints keep their offsets; only those that move are sampled.
     same = (np.all(pos_a == pos_a[:1], axis=(0, 2)) & np.all(pos_b == pos_b[:1], axis=(0, 2))
@@ -579,15 +480,25 @@ def _travel(loop: _RootLoop, t: Array, fps: float) -> tuple[Array, Array]:
     steps = np.concatenate([loop.step, loop.turn[:, None]], axis=1)
     n = len(steps)
     total = np.concatenate([np.zeros((1, 4)), np.cumsum(steps, axis=0)])
-    x = np.asarray(t) * fps
-    whole = np.rint(x)
-    x = np.where(np.abs(x - whole) <= _SNAP, whole, x)
+    x = resample.snap_frames(np.asarray(t) * fps)
     cycles = np.floor(x / n)
     r = x - cycles * n
     i = np.minimum(np.floor(r), n - 1).astype(np.int64)
     c = cycles[:, None] * total[-1] + total[i] + (r - i)[:, None] * steps[i]
     d = np.diff(c, axis=0)
     return d[:, :3], d[:, 3]
+
+
+def _blended_trajectory(ra: _RootLoop, rb: _RootLoop, s: _Sync, w: Array, fps: tuple[float, float],
+                        up: Array) -> root.Trajectory:
+    """The blend's floor trajectory: each loop's steps and turns over its warped time steps,
+    blended by `w` [n - 1] and integrated from a's trajectory at its time 0."""
+    step_a, turn_a = _travel(ra, s.times_a, fps[0])
+    step_b, turn_b = _travel(rb, s.times_b, fps[1])
+    step = blend.lerp(step_a, step_b, w)
+    turn = blend.lerp(turn_a[:, None], turn_b[:, None], w)[:, 0]
+    heading = ra.trajectory.heading[0] + np.concatenate([[0.0], np.cumsum(turn)])
+    return root.Trajectory(_integrate(ra.trajectory.position[0], heading, step, up), heading)
 
 
 def _with_residual(clip: Clip, loop: _RootLoop) -> tuple[Array, Array]:
@@ -633,14 +544,8 @@ def sync_blend(a: Clip, b: Clip, weight: Any, duration: float, *, mode: str = "l
     ra, rb = _root_loop(a, up, forward), _root_loop(b, up, forward)
     rot, pos = _poses(_with_residual(a, ra), _with_residual(b, rb), (a.fps, b.fps), s, m)
     residual = root.Residual(pos[:, a.root].copy(), rot[:, a.root].copy())
-    w = s.weights[:-1] * m[a.root]
-    step_a, turn_a = _travel(ra, s.times_a, a.fps)
-    step_b, turn_b = _travel(rb, s.times_b, b.fps)
-    step = blend.lerp(step_a, step_b, w)
-    turn = blend.lerp(turn_a[:, None], turn_b[:, None], w)[:, 0]
-    heading = ra.trajectory.heading[0] + np.concatenate([[0.0], np.cumsum(turn)])
-    position = _integrate(ra.trajectory.position[0], heading, step, up)
-    world_rot, world_pos = root.compose(root.Trajectory(position, heading), residual, up)
+    trajectory = _blended_trajectory(ra, rb, s, s.weights[:-1] * m[a.root], (a.fps, b.fps), up)
+    world_rot, world_pos = root.compose(trajectory, residual, up)
     top = a.parents[a.root] < 0
     if top:
         # A top-level root's local motion is its world motion (root.with_root_world without
@@ -690,6 +595,28 @@ def travel_speed(a: Clip, b: Clip, weight: float, mode: str = "linear") -> float
         raise ValueError(f"weight must be in [0, 1], not {weight}")
     period = float(_durations(_segments(a, b), np.array(w), mode).sum())
     return ((1.0 - w) * _stride_m(a) + w * _stride_m(b)) / period
+
+
+def blend_speed(a: Clip, b: Clip, weight: float, mode: str = "linear") -> float:
+    """Travel speed (m/s) of `sync_blend(a, b, weight)` at a constant weight as it plays: the floor
+    distance its root covers over one blended cycle (sampled on a grid that closes on the cycle,
+    as a bake of whole cycles is) over the cycle's length.
+
+    `travel_speed` blends the strides' lengths; the blend adds their steps as vectors in the
+    heading frame, so where the two loops travel at different angles to their facing the blend
+    covers a little less (CMU 02_01 and 02_03 at weight 0.25: 0.26 % less). Equal when both
+    travel the same way, and at weights 0 and 1.
+    """
+    w = float(weight)
+    if not 0.0 <= w <= 1.0:
+        raise ValueError(f"weight must be in [0, 1], not {weight}")
+    length = cycle_length(a, b, w, mode)
+    s = _sync(a, b, w, length, mode, max(1, round(length * a.fps)) / length)
+    up, forward = a.up, a.forward
+    trajectory = _blended_trajectory(_root_loop(a, up, forward), _root_loop(b, up, forward), s,
+                                     s.weights[:-1], (a.fps, b.fps), up)
+    distance = float(np.linalg.norm(trajectory.position[-1] - trajectory.position[0]))
+    return distance * a.meters_per_unit / length
 
 
 def cycle_length(a: Clip, b: Clip, weight: float, mode: str = "linear") -> float:

@@ -70,12 +70,13 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from . import blend, footlock, matching, quat
+from . import blend, footlock, matching, metrics, quat
 from .body import FeetSpec, with_feet
 from .clip import Clip
 from .contacts import contacts as detect_contacts
+from .contacts import runs as contact_runs
 from .resample import resample
-from .root import Trajectory, floor_axes, reanchor, root_world, trajectory, with_root_world
+from .root import Trajectory, floor_axes, reanchor, root_world_of, trajectory_of, with_root_world_of
 
 Array = npt.NDArray[np.float64]
 
@@ -190,14 +191,13 @@ def _rooted(clip: Clip, frames: npt.ArrayLike) -> tuple[Array, Array]:
     rot, pos = clip.rotations[idx], clip.positions[idx]
     r = clip.root
     if clip.parents[r] >= 0:
-        rot[:, r], pos[:, r] = root_world(clip.with_frames(rot, pos))
+        rot[:, r], pos[:, r] = root_world_of(rot, pos, clip.parents, r)
     return rot, pos
 
 
 def _velocity(rot: Array, pos: Array, fps: float) -> tuple[Array, Array]:
     """(angular velocity, velocity) from frame 0 to frame 1 of `[2, J, ...]`, parent frame."""
-    w = quat.to_scaled_angle_axis(quat.hemi(quat.mul_inv(rot[1], rot[0]))) * fps
-    return w, (pos[1] - pos[0]) * fps
+    return quat.angular_velocity(rot[:2], fps)[0], (pos[1] - pos[0]) * fps
 
 
 def _frame(clip_frames: int, seconds: float, fps: float, what: str) -> int:
@@ -234,7 +234,7 @@ def _switch(src: Clip, dst: Clip, i_s: int, i_d: int, blend_time: float,
     fps = src.fps
     # Frames up to the switch make its trajectory (unsmoothed, causal): a sequence's source is
     # the rest of a whole take.
-    anchor = trajectory(src.with_frames(src.rotations[:i_s + 1], src.positions[:i_s + 1]))
+    anchor = _trajectory_until(src, i_s + 1)
     dst = reanchor(dst, i_d, anchor.position[i_s], _entry_heading(src, anchor, i_s, dst, i_d))
     # Frame i_s + K is the first at alpha = 1 (K dt >= blend_time); W frames in between blend.
     n_full = math.ceil(blend_time * fps - _FRAME_SNAP)
@@ -277,7 +277,7 @@ def _entry_heading(src: Clip, anchor: Trajectory, i_s: int, dst: Clip, i_d: int)
     n = round(_STRIDE_SECONDS * src.fps)
     dst.body  # noqa: B018  (read once, for reanchor too, and shared by the slice below)
     stop = min(max(i_d, dst.motion_start + n) + 1, dst.n_frames)
-    traj = trajectory(dst.with_frames(dst.rotations[:stop], dst.positions[:stop]))
+    traj = _trajectory_until(dst, stop)
     travel_s, facing_s = _travel(src, anchor, i_s)
     travel_d, facing_d = _travel(dst, traj, i_d)
     by_facing = facing_s - facing_d
@@ -285,6 +285,12 @@ def _entry_heading(src: Clip, anchor: Trajectory, i_s: int, dst: Clip, i_d: int)
     if math.isnan(by_travel) or abs(_wrap(by_travel - by_facing)) > _SAME_GAIT:
         return float(traj.heading[i_d]) + by_facing
     return float(traj.heading[i_d]) + by_travel
+
+
+def _trajectory_until(clip: Clip, stop: int) -> Trajectory:
+    """The unsmoothed trajectory of the clip's frames before `stop` (causal: what follows is unread)."""
+    rot, pos = root_world_of(clip.rotations[:stop], clip.positions[:stop], clip.parents, clip.root)
+    return trajectory_of(rot, pos, clip.up, clip.forward)
 
 
 def _wrap(x: float) -> float:
@@ -303,8 +309,7 @@ def _assemble(sw: _Switch, rot: Array, pos: Array) -> tuple[Array, Array]:
     src, dst, r = sw.src, sw.dst, sw.src.root
     n = sw.n_window
     if n and src.parents[r] >= 0:
-        window = with_root_world(src.with_frames(rot, pos), rot[:, r], pos[:, r])
-        rot, pos = window.rotations, window.positions
+        rot, pos = with_root_world_of(rot, pos, src.parents, r, rot[:, r], pos[:, r])
     after = sw.i_d + n + 1
     return (np.concatenate([src.rotations[:sw.i_s + 1], rot, dst.rotations[after:]]),
             np.concatenate([src.positions[:sw.i_s + 1], pos, dst.positions[after:]]))
@@ -362,7 +367,7 @@ def _lock_window(out: Clip, planted: dict[str, np.ndarray], i_s: int, end: int) 
     for foot, mask in planted.items():
         m = mask.copy()
         m[:i_s + 1] = False
-        starts, stops = footlock._runs(m)
+        starts, stops = contact_runs(m)
         for a, b in zip(starts, stops, strict=True):
             if a > end:
                 m[a:b] = False
@@ -619,7 +624,41 @@ def best_target_time(src: Clip, src_time: float, dst: Clip, *, search: tuple[flo
         raise ValueError(f"search ({lo:g}, {hi:g}) s holds no frame after the first")
     candidates = np.arange(a, b + 1)
     cost = matching.costs(src, i_s, dst_at, candidates)
-    return float(candidates[int(np.argmin(cost))] / src.fps)
+    # The cost ranks by features; the best few with the fewest contact mismatches, spread over the
+    # take, are then judged by what the switch does: the jump in joint velocities of a dead blend
+    # into each, the quantity the match stands in for.
+    mismatch = matching.contact_mismatch(src, i_s, dst_at, candidates)
+    order = np.argsort(cost, kind="stable")
+    same = order[mismatch[order] == mismatch.min()]
+    # Spread over the take (a frame's neighbours at 120 fps are one candidate, not eight).
+    apart = max(1, round(_REFINE_APART * src.fps))
+    close: list[int] = []
+    for k in same:
+        if all(abs(int(candidates[k]) - int(candidates[c])) >= apart for c in close):
+            close.append(int(k))
+            if len(close) == _REFINE:
+                break
+    if len(close) < 2:
+        return float(candidates[order[0]] / src.fps)
+    jumps = [_switch_jump(src, i_s, dst_at, int(candidates[k])) for k in close]
+    return float(candidates[close[int(np.argmin(jumps))]] / src.fps)
+
+
+_REFINE = 12  # best-matching candidates judged by their switch
+_REFINE_APART = 0.15  # seconds between them at least
+_REFINE_BLEND = 0.25  # seconds: the operators' default blend time
+
+
+def _switch_jump(src: Clip, i_s: int, dst: Clip, i_d: int) -> float:
+    """Mean jump of the joints' world velocities (m/s) across a dead blend from src frame i_s into
+    dst frame i_d (one rate), read on the frames around the switch alone."""
+    stop = min(i_d + math.ceil(_REFINE_BLEND * src.fps) + 3, dst.n_frames)
+    head = src.with_frames(src.rotations[:i_s + 2], src.positions[:i_s + 2])
+    part = dst.with_frames(dst.rotations[:stop], dst.positions[:stop])
+    out = dead_blend(head, part, i_s / src.fps, i_d / src.fps, _REFINE_BLEND)
+    if out.n_frames < i_s + 3:  # dst ends at the switch: nothing to continue into
+        return math.inf
+    return metrics.switch_velocity_change(out, i_s)["position"]
 
 
 # -- sequences -----------------------------------------------------------------------------------

@@ -246,7 +246,8 @@ def test_export_keeps_the_rotation_order_of_native_euler_bones(scene, stride, tm
 
 def test_export_without_an_armature_reports_and_writes_nothing(scene, tmp_path):
     out = tmp_path / "none.bvh"
-    with pytest.raises(RuntimeError, match="no armature in the scene"):
+    assert not bpy.ops.stride.export_bvh.poll()
+    with pytest.raises(RuntimeError, match=r"poll\(\) No armature in the scene"):
         bpy.ops.stride.export_bvh(filepath=str(out))
     assert not out.exists()
 

@@ -92,9 +92,11 @@ def test_export_writes_through_a_symlink_and_refuses_a_read_only_file(scene, str
 
 def test_bakes_report_progress_while_writing_keys(scene, stride):
     walk = walk_and_run(scene)
-    jobs = stride.jobs
-    for bake in (lambda step: jobs.bake_transition(walk, "", 0.5, "02_03", 0.0, progress=step),
-                 lambda step: jobs.bake_sync_blend(walk, "02_01", "02_03", duration=1.0, progress=step)):
+    jobs, options = stride.jobs, stride.options
+    transition = options.TransitionOptions(source_time=0.5, target_action="02_03")
+    blend = options.SyncOptions(action_a="02_01", action_b="02_03", duration=1.0)
+    for bake in (lambda step: jobs.bake_transition(walk, options=transition, progress=step),
+                 lambda step: jobs.bake_sync_blend(walk, options=blend, progress=step)):
         seen: list[float] = []
         bake(seen.append)
         assert seen[0] == 0.5 and 0.9 < seen[-1] <= 1.0 and len(seen) > 10

@@ -52,6 +52,32 @@ def test_bake_transition_equals_the_core_and_leaves_sources_alone(method, scene,
     assert [m.frame for m in baked.pose_markers if m.name == "Transition"] == [1 + 180]
 
 
+def test_a_target_end_bakes_exactly_that_span(scene, stride, tmp_path):
+    walk, _run = two_actions(scene)
+    assert bpy.ops.stride.bake_transition(source_time=1.5, target_action="02_03", target_time=0.4,
+                                          target_end=1.2) == {"FINISHED"}
+    baked = walk.animation_data.action
+    # The source's frames 0..180, then the target's from 0.4 s (frame 48) to 1.2 s (frame 144).
+    span = 180 + 1 + (144 - 48)
+    assert {len(k) for k in keys_of(stride, walk, baked)} == {span}
+    src, dst = bvh.load(cmu_path("02_01")), bvh.load(cmu_path("02_03"))
+    whole = transition.dead_blend(src, dst, 1.5, 0.4, 0.25, lock_feet=True)
+    assert whole.n_frames > span  # without an end, the target plays to its end
+    got = stride.bridge.action_to_clip(walk, baked)
+    assert got.n_frames == span
+    assert_same_motion(got, whole[:span])
+    with pytest.raises(RuntimeError, match=r"Target End 0.3 s must come after Target Time \(0.4 s\)"):
+        bpy.ops.stride.bake_transition(source_time=1.5, target_action="02_03", target_time=0.4,
+                                       target_end=0.3)
+    out = tmp_path / "t.bvh"
+    walk_bvh, run_bvh = str(cmu_path("02_01")), str(cmu_path("02_03"))
+    assert stride.cli.main(["transition", walk_bvh, run_bvh, "--at", "1.5", "--dst-at", "0.4",
+                            "--dst-end", "1.2", "--out", str(out)]) == 0
+    assert bvh.load(out).n_frames == span
+    assert stride.cli.main(["transition", walk_bvh, run_bvh, "--at", "1.5", "--dst-at", "0.4",
+                            "--dst-end", "9", "--out", str(out)]) == 1
+
+
 def test_undo_removes_the_baked_transition(scene, stride):
     scene.render.fps = 120
     walk = blender_import(cmu_path("02_01"), undo=True, rotate_mode="QUATERNION")

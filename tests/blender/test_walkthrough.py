@@ -54,7 +54,8 @@ def test_an_armature_without_an_action(scene, stride):
     for name in ("detect_footsteps", "write_event_curves", "detect_events_from_curves", "export_bvh"):
         kwargs = {"filepath": "/tmp/stride_never.bvh"} if name == "export_bvh" else {}
         message = report_of(lambda name=name, kwargs=kwargs: getattr(bpy.ops.stride, name)(**kwargs))
-        assert "has no active action: assign one in the Action Editor" in message, name
+        assert "'09_01' has no action: import a BVH take, or assign an action in the Action Editor" \
+            in message, name
     message = report_of(lambda: bpy.ops.stride.bake_nla_track())
     assert "push actions down" in message
 
@@ -74,7 +75,7 @@ def test_mismatched_skeletons_and_empty_tracks(scene, stride):
     assert "has no event track 'Jump'" in message
     walk.animation_data.nla_tracks.new()
     message = report_of(lambda: bpy.ops.stride.bake_nla_track())
-    assert "has no (unmuted) strips: add action strips" in message
+    assert "'02_01' has no NLA strips: add action strips to a track" in message
     message = report_of(lambda: bpy.ops.stride.bake_transition(source_time=99.0, target_action="02_01"))
     assert "Source Time 99 s is outside '02_01', which lasts 2.86 s: pick a time inside it" in message
 

@@ -68,3 +68,17 @@ def test_bvh_save_refuses_non_finite_numbers_and_writes_nothing(tmp_path):
     with pytest.raises(ValueError, match="offsets hold NaN or infinite"):
         bvh.save(bad, tmp_path / "bad.bvh")
     assert os.listdir(tmp_path) == []
+
+
+def test_a_failed_write_names_the_file_asked_for_not_the_hidden_temporary(tmp_path, monkeypatch):
+    def full(src, dst):
+        raise OSError(28, "No space left on device", src)
+
+    monkeypatch.setattr(files.os, "replace", full)
+    target = tmp_path / "take.bvh"
+    with pytest.raises(OSError) as err:
+        files.write_atomic(target, b"data")
+    message = str(err.value)
+    assert f"could not write {str(target)!r}: No space left on device; nothing written" in message
+    assert ".tmp" not in message
+    assert list(tmp_path.iterdir()) == []

@@ -539,3 +539,54 @@ def test_scaled_angle_axis_rate_is_the_rotation_vectors_derivative_under_an_angu
     # About the rotation's own axis the exponent just grows at w.
     axis = v / np.maximum(np.linalg.norm(v, axis=-1, keepdims=True), 1e-300)
     np.testing.assert_allclose(quat.scaled_angle_axis_rate(v[4:], 2.0 * axis[4:]), 2.0 * axis[4:], atol=1e-14)
+
+
+def test_angular_velocity_matches_scipy_and_takes_the_short_way():
+    rng = np.random.default_rng(20)
+    rot = quat.normalize(rng.normal(size=(6, 3, 4)))
+    rot[3] *= -1.0  # the same rotations with the other sign: no extra turn
+    fps = 30.0
+    want = np.stack([(to_scipy(rot[t + 1]) * to_scipy(rot[t]).inv()).as_rotvec() * fps for t in range(5)])
+    got = quat.angular_velocity(rot, fps)
+    assert got.shape == (5, 3, 3)
+    np.testing.assert_allclose(got, want, atol=1e-10)
+    assert np.linalg.norm(got, axis=-1).max() <= np.pi * fps + 1e-9
+
+
+def _scipy_slerp(q: np.ndarray, p: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Slerp of each pair by its own t, one scipy Slerp per pair (w, x, y, z out, sign free)."""
+    out = []
+    for a, b, s in zip(q.reshape(-1, 4), p.reshape(-1, 4), t.reshape(-1), strict=True):
+        pair = Rotation.from_quat(np.stack([a, b])[:, [1, 2, 3, 0]])
+        out.append(from_scipy(Slerp([0.0, 1.0], pair)([s]))[0])
+    return np.array(out).reshape(q.shape)
+
+
+def same_rotation(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.abs(np.sum(a * b, axis=-1))  # 1 where a and b are the same rotation
+
+
+def test_slerp_planes_matches_scipy_with_its_ends_exact(rng):
+    m, J = 40, 3
+    q, p = rand_quats(rng, m, J), rand_quats(rng, m, J)
+    p[:5] = quat.normalize(q[:5] + 1e-9 * rng.normal(size=(5, J, 4)))  # nearly equal: h near 0
+    p[5:8] = -q[5:8]  # the same rotations, opposite signs
+    t = rng.uniform(0.0, 1.0, size=(m, J))
+    t[10], t[11] = 0.0, 1.0
+    got = np.moveaxis(quat.slerp_planes(np.moveaxis(q, -1, 0).copy(), np.moveaxis(p, -1, 0).copy(), t), 0, -1)
+    np.testing.assert_allclose(same_rotation(got, _scipy_slerp(q, p, t)), 1.0, atol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(got, axis=-1), 1.0, atol=1e-14)
+    np.testing.assert_array_equal(got[10], q[10])
+    np.testing.assert_array_equal(got[11], p[11])
+
+
+def test_sample_table_slerps_each_frame_toward_the_next_and_wraps(rng):
+    N, J = 7, 2
+    loop = rand_quats(rng, N, J)
+    table = quat.slerp_table(loop)
+    i = np.array([0, 3, 6, 6, 2])
+    frac = np.array([0.0, 0.25, 0.5, 0.999, 1.0])
+    got = np.moveaxis(quat.sample_table(table, i, frac), 0, -1)
+    want = _scipy_slerp(loop[i], loop[(i + 1) % N], np.repeat(frac[:, None], J, axis=1))
+    np.testing.assert_allclose(same_rotation(got, want), 1.0, atol=1e-12)
+    np.testing.assert_array_equal(got[0], loop[0])

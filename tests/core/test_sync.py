@@ -247,6 +247,26 @@ def test_travel_speed_is_blended_stride_over_blended_period():
 
 
 @pytest.mark.parametrize("mode", sync.MODES)
+def test_blend_speed_is_the_speed_a_loop_of_one_cycle_travels(mode, loops):
+    walk, jog = loops["02_01"], loops["02_03"]
+    for w in (0.0, 0.25, 0.7, 1.0):
+        length = sync.cycle_length(walk, jog, w, mode)
+        out = sync.sync_blend(walk, jog, w, length, mode=mode, fps=round(length * walk.fps) / length)
+        travel = root.trajectory(out).position
+        measured = np.linalg.norm(travel[-1] - travel[0]) * walk.meters_per_unit / length
+        assert sync.blend_speed(walk, jog, w, mode) == pytest.approx(measured, rel=1e-9), w
+        # The strides' lengths blended: equal at the ends, a little faster between them here.
+        model = sync.travel_speed(walk, jog, w, mode)
+        assert model == pytest.approx(measured, rel=1e-6 if w in (0.0, 1.0) else 5e-3), w
+
+
+def test_blend_speed_is_travel_speed_when_both_loops_travel_straight_ahead():
+    walk, run = walk_run(d1=1.8, d2=3.2)
+    for w in (0.0, 0.4, 0.5, 1.0):
+        assert sync.blend_speed(walk, run, w) == pytest.approx(sync.travel_speed(walk, run, w), rel=1e-12)
+
+
+@pytest.mark.parametrize("mode", sync.MODES)
 def test_weight_for_speed_inverts_travel_speed_in_every_mode(mode):
     walk, run = walk_run(d1=1.8, d2=3.2)
     for target in (1.5, 1.9, 2.9, 4.0) if mode != "leader" else (1.5, 1.9, 3.8, 4.0):

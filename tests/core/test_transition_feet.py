@@ -92,11 +92,11 @@ def test_best_target_time_lands_mid_stance_of_the_planted_foot_with_a_small_velo
                 step = max(1, round(dst.fps / 15))
                 every = [change(i / dst.fps) for i in range(dst.motion_start + 1, dst.n_frames - 2, step)]
                 ratios.append(change(td) / float(np.median(every)))
-    # The pose and contact match keeps the jump at or below the median candidate's on most
-    # switches; where it does not (a walk into the start of a run, 02_01 -> 02_03), it is close.
+    # The bound: at most the median candidate's jump, on every switch (the blend time the
+    # search judges by, 0.25 s, is not the 0.3 s measured here).
     ratios_a = np.array(ratios)
     assert len(ratios_a) >= 15
-    assert np.mean(ratios_a <= 1.0) >= 0.8 and ratios_a.max() < 1.3
+    assert ratios_a.max() <= 1.0, ratios_a.round(2)
 
 
 # --- foot locking through transitions and sync blends ---------------------------------------------

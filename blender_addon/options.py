@@ -1,0 +1,265 @@
+"""Every command's settings, declared once: default, label, unit, help, bounds, choices and CLI
+flag per field.
+
+An operator reads its properties into one of these, the CLI its flags; both hand it to the job
+(`jobs.X(data, options=...)`), as Blender's `anim_utils.bake_action` takes `BakeOptions`. Operator
+property names are the field names, and operator and sidebar properties are made from the fields
+(`properties.field_property`); a test checks that each operator property and CLI flag has its
+field's default. No bpy here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+# Choices of the fields that take one of a few values: (value, label, help), as Blender's enum items.
+Choices = tuple[tuple[str, str, str], ...]
+METHOD_CHOICES: Choices = (
+    ("DEAD", "Dead Blending", "Extrapolate the source with decaying velocity, blend into the target"),
+    ("INERTIALIZE", "Inertialization", "Target plus a decaying offset from the source"),
+    ("CROSSFADE", "Crossfade", "Blend from the held source pose (as the NLA does)"))
+SYNC_MODE_CHOICES: Choices = (
+    ("LINEAR", "Linear", "Cycle length interpolated linearly (engines' default)"),
+    ("HARMONIC", "Harmonic", "Cadence interpolated linearly"),
+    ("LEADER", "Leader", "The clip with the higher weight sets the pace"))
+WEIGHT_MODE_CHOICES: Choices = (
+    ("CONSTANT", "Constant", "One weight for the whole bake"),
+    ("CURVE", "Curve", "The armature property stride_blend_weight, keyed over time in action A"),
+    ("SPEED", "Speed", "The weight that travels at Speed"))
+DURATION_UNIT_CHOICES: Choices = (
+    ("SECONDS", "Seconds", "Duration in seconds"),
+    ("CYCLES", "Cycles", "Duration in blended cycles (constant or speed weight)"))
+HALFLIFE_CHOICES: Choices = (
+    ("AUTO", "Auto", "Per joint and axis, from the pose difference and velocity at the switch"),
+    ("FIXED", "Fixed", "One half-life for every joint"))
+AXIS_CHOICES: Choices = tuple((a, a, f"{a} axis") for a in ("X", "Y", "Z", "-X", "-Y", "-Z"))
+SCALE_PRESET_CHOICES: Choices = (
+    ("NONE", "As in file", "Keep the file's units"),
+    ("CMU_TO_METERS", "CMU to meters", "CMU units (0.05644 m)"),
+    ("CM_TO_METERS", "cm to meters", "Centimeters"))
+ROTATE_MODE_CHOICES: Choices = (
+    ("QUATERNION", "Quaternion", "Quaternion keys (no gimbal lock)"),
+    ("NATIVE", "Euler (native)", "Each bone's Euler order from the file"),
+    *((m, f"Euler ({m})", f"Euler {m}") for m in ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")))
+
+# Transition methods as the user names them -> the core's `transition.METHODS` key.
+METHODS = {"DEAD": "dead", "INERTIALIZE": "quintic", "CROSSFADE": "crossfade"}
+SYNC_MODES = tuple(value for value, _, _ in SYNC_MODE_CHOICES)
+WEIGHT_MODES = tuple(value for value, _, _ in WEIGHT_MODE_CHOICES)
+DURATION_UNITS = tuple(value for value, _, _ in DURATION_UNIT_CHOICES)
+MASK_HELP = "LOWER_BODY, UPPER_BODY, FINGERS or joint names (with descendants); empty for all joints"
+
+
+def opt(default: Any, help: str, unit: str = "", flag: str | None = None, *, label: str,
+        choices: Choices = (), bounds: tuple[float, float] | None = None) -> Any:
+    """A field with its default, its label and one-line help as the user sees them, its unit, its
+    CLI flag (None: no flag), its choices (value, label, help) and its (min, max) bounds."""
+    return field(default=default, metadata={"help": help, "unit": unit, "flag": flag, "label": label,
+                                            "choices": choices, "bounds": bounds})
+
+
+# Foot Speed 0 is Auto: the core's threshold from the body and the take (contacts.thresholds).
+AUTO = 0.0
+FOOT_SPEED_MAX = 5.0  # m/s: a sprinting foot's stance speed is far below
+
+
+def foot_speed() -> Any:
+    """Foot Speed, the one declaration every command that finds contacts shares."""
+    return opt(AUTO, "Foot speed under which a foot is planted; 0 = Auto (from the body and the take: "
+                     "a slow shuffle, a walk, a run)", "m/s", "--speed", label="Foot Speed",
+               bounds=(0.0, FOOT_SPEED_MAX))
+
+
+def lock_feet() -> Any:
+    return opt(True, "Hold each foot where it is planted in the sources through the blend (leg IK)",
+               flag="--lock-feet", label="Lock Feet")
+
+
+def window() -> Any:
+    return opt(0.5, "Event encoding: seconds before/after an event over which the curve turns", "s",
+               "--window", label="Window", bounds=(0.001, 60.0))
+
+
+def sigma() -> Any:
+    return opt(1 / 120, "Event encoding: Gaussian smoothing (0 for none)", "s", "--sigma", label="Smoothing",
+               bounds=(0.0, 1.0))
+
+
+def action() -> Any:
+    return opt("", "Action (empty: the active one)", label="Action")
+
+
+def method() -> Any:
+    return opt("DEAD", "How the source goes into the target: DEAD, INERTIALIZE or CROSSFADE", flag="--method",
+               label="Method", choices=METHOD_CHOICES)
+
+
+def mask(help: str) -> Any:
+    return opt("", help, flag="--mask", label="Mask")
+
+
+@dataclass(frozen=True)
+class ImportOptions:
+    axis_forward: str = opt("-Z", "Forward axis of the file", flag="--axis-forward", label="Forward",
+                            choices=AXIS_CHOICES)
+    axis_up: str = opt("Y", "Up axis of the file", flag="--axis-up", label="Up", choices=AXIS_CHOICES)
+    global_scale: float = opt(1.0, "Scale applied to the file's units", flag="--scale", label="Scale",
+                              bounds=(1e-6, 1e6))
+    scale_preset: str = opt("NONE", "Convert file units to meters (times Scale)", flag="--scale-preset",
+                            label="Units", choices=SCALE_PRESET_CHOICES)
+    rotate_mode: str = opt("QUATERNION", "Rotation keys: quaternions, or Euler", flag="--rotate-mode",
+                           label="Rotation", choices=ROTATE_MODE_CHOICES)
+    frame_start: int = opt(1, "Frame of the file's first frame", flag="--frame-start", label="Start Frame")
+    use_fps_scale: bool = opt(False, "Key at the scene's rate, so the motion plays in real time "
+                                     "(else one key per frame)", flag="--fps-scale", label="Scale FPS")
+
+
+@dataclass(frozen=True)
+class FootstepOptions:
+    action: str = action()
+    speed_mps: float = foot_speed()
+
+
+@dataclass(frozen=True)
+class EventOptions:
+    """Write Event Curves."""
+
+    action: str = action()
+    window: float = window()
+    sigma: float = sigma()
+    tracks: str = opt("ALL", "Event tracks (marker names) to encode: ALL, or names separated by commas",
+                      label="Tracks")
+    speed_mps: float = foot_speed()
+
+
+@dataclass(frozen=True)
+class DatasetOptions:
+    """`stride export-dataset` (no operator: a batch job)."""
+
+    window: float = window()
+    sigma: float = sigma()
+    speed_mps: float = foot_speed()
+    feet: str = opt("", "The two ankle joints by name, LEFT,RIGHT, where Stride finds others", flag="--feet",
+                    label="Feet")
+    workers: int = opt(1, "Processes; above 1 runs a separate Python on the bundled core", flag="--workers",
+                       label="Workers")
+
+
+@dataclass(frozen=True)
+class DecodeOptions:
+    """Events from Curves."""
+
+    action: str = action()
+    window: float = window()
+    prefix: str = opt("stride_event_", "Curves named <prefix><track> are decoded", label="Prefix")
+
+
+@dataclass(frozen=True)
+class TransitionOptions:
+    source_action: str = opt("", "Action to leave (empty: the active one, or the action a Stride bake "
+                                 "was baked from)", label="Source")
+    source_time: float = opt(1.0, "Seconds into the source action where the transition starts", "s",
+                             "--at", label="Source Time", bounds=(0.0, 1e6))
+    target_action: str = opt("", "Action to go into", label="Target")
+    target_time: float = opt(0.0, "Seconds into the target action to continue from", "s", "--dst-at",
+                             label="Target Time", bounds=(0.0, 1e6))
+    target_end: float = opt(0.0, "Seconds into the target action where the bake ends (0: at the "
+                                 "target's end)", "s", "--dst-end", label="Target End", bounds=(0.0, 1e6))
+    blend_time: float = opt(0.25, "Seconds the source takes to blend into the target", "s", "--blend",
+                            label="Blend Time", bounds=(0.0, 10.0))
+    method: str = method()
+    halflife_mode: str = opt("AUTO", "Dead blending's half-lives: AUTO (per joint and axis) or FIXED "
+                                     "(Fixed Half-life for every joint)", label="Half-life",
+                             choices=HALFLIFE_CHOICES)
+    halflife: float = opt(0.3, "Dead blending: seconds in which the source's velocity halves, the same "
+                               "for every joint", "s", "--halflife", label="Fixed Half-life",
+                          bounds=(0.0, 10.0))
+    mask: str = mask(MASK_HELP + "; joints outside it cut over")
+    lock_feet: bool = lock_feet()
+
+
+@dataclass(frozen=True)
+class NlaBakeOptions:
+    track: str = opt("", "NLA track (empty: the active one)", label="Track")
+    blend_time: float = opt(0.25, "Seconds of each blend where strips set no Blend In/Out", "s", "--blend",
+                            label="Blend Time", bounds=(0.0, 10.0))
+    method: str = method()
+    lock_feet: bool = lock_feet()
+
+
+@dataclass(frozen=True)
+class LockFeetOptions:
+    """Lock Feet."""
+
+    action: str = action()
+    blend_time: float = opt(0.1, "Seconds over which a lock eases out after the foot lifts", "s",
+                            "--blend-time", label="Blend Time", bounds=(0.0, 2.0))
+    lower_pelvis: bool = opt(False, "Where a leg cannot reach its planted foot, lower the hips just enough",
+                             flag="--lower-pelvis", label="Lower Pelvis")
+    speed_mps: float = foot_speed()
+
+
+@dataclass(frozen=True)
+class SyncOptions:
+    action_a: str = opt("", "First cycle (empty: the active action, or the action a Stride bake was "
+                            "baked from)", label="A")
+    action_b: str = opt("", "Second cycle's action", label="B")
+    weight: float = opt(0.5, "Blend weight: 0 = A, 1 = B", flag="--weight", label="Weight", bounds=(0.0, 1.0))
+    weight_mode: str = opt("CONSTANT", "Where the weight comes from: CONSTANT, CURVE (stride_blend_weight "
+                                       "keyed) or SPEED", label="Weight From", choices=WEIGHT_MODE_CHOICES)
+    speed_mps: float = opt(1.5, "The weight that travels at this speed", "m/s", "--speed", label="Speed",
+                           bounds=(0.0, 20.0))
+    duration: float = opt(4.0, "Duration of the result", "s or cycles", "--seconds", label="Duration",
+                          bounds=(0.01, 600.0))
+    duration_unit: str = opt("SECONDS", "Duration in SECONDS, or CYCLES: blended cycles (constant or speed "
+                                        "weight)", label="Unit", choices=DURATION_UNIT_CHOICES)
+    mode: str = opt("LINEAR", "Cycle length: LINEAR, HARMONIC (cadence linear) or LEADER", flag="--mode",
+                    label="Cycle Length", choices=SYNC_MODE_CHOICES)
+    frames_a: tuple[int, int] = opt((0, 0), "A's cycle: first frame and the frame of the same phase "
+                                            "(0, 0: from footsteps)", flag="--frames-a", label="A Frames")
+    frames_b: tuple[int, int] = opt((0, 0), "B's cycle: first frame and the frame of the same phase "
+                                            "(0, 0: from footsteps)", flag="--frames-b", label="B Frames")
+    in_place: bool = opt(False, "Strip the root's travel (the character stays at the origin)",
+                         flag="--in-place", label="In Place")
+    cyclic: bool = opt(True, "A duration of whole cycles bakes one closed loop with Cycles modifiers",
+                       flag="--cyclic", label="Cyclic")
+    mask: str = mask(MASK_HELP)
+    lock_feet: bool = lock_feet()
+
+
+def field_of(cls: type, name: str) -> Any:
+    """The dataclass field `name` of options class `cls`."""
+    return {f.name: f for f in dataclasses.fields(cls)}[name]
+
+
+def default(cls: type, name: str) -> Any:
+    """The declared default of `cls`'s field `name` (for an operator property)."""
+    return field_of(cls, name).default
+
+
+def help_of(cls: type, name: str) -> str:
+    """The field's help with its unit, as a property description or CLI help."""
+    meta = field_of(cls, name).metadata
+    return f"{meta['help']} ({meta['unit']})" if meta["unit"] else meta["help"]
+
+
+def label_of(cls: type, name: str) -> str:
+    """The field's name as the user sees it in Blender (a property's name, an error's subject)."""
+    return str(field_of(cls, name).metadata["label"])
+
+
+def from_source(cls: type, source: Any, **overrides: Any) -> Any:
+    """`cls` filled from the attributes of `source` (an operator) that name its fields."""
+    values = {}
+    for f in dataclasses.fields(cls):
+        if hasattr(source, f.name):
+            value = getattr(source, f.name)
+            values[f.name] = tuple(value) if isinstance(f.default, tuple) else value
+    return cls(**{**values, **overrides})
+
+
+def flags(cls: type) -> dict[str, str]:
+    """CLI flag -> field name for the fields that have a flag."""
+    return {f.metadata["flag"]: f.name for f in dataclasses.fields(cls) if f.metadata["flag"]}
