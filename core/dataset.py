@@ -27,6 +27,7 @@ import os
 import re
 import sys
 import time
+import warnings
 import zipfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
@@ -39,7 +40,8 @@ import numpy as np
 from . import axes, body, bvh, contacts, events, files, skeleton
 from .clip import Clip
 
-SCHEMA_VERSION = 2
+# 3: event tracks turn through the far side between events closer than two windows (issue 25).
+SCHEMA_VERSION = 3
 
 # Foot skating as motion generation papers report it (e.g. GMD, MotionLCM): a foot point within
 # 5 cm of the floor that moves faster than 0.5 m/s along it.
@@ -80,14 +82,16 @@ class Report:
     skipped: list[Path] = field(default_factory=list)
     failed: list[tuple[Path, str]] = field(default_factory=list)
     excluded: list[tuple[Path, str]] = field(default_factory=list)  # (source, the rule it matched)
+    warned: list[tuple[Path, str]] = field(default_factory=list)  # (source, an EventWarning it gave)
     seconds: float = 0.0
     manifest: Path | None = None
 
     def summary(self) -> str:
         done = len(self.written) + len(self.skipped) + len(self.failed) + len(self.excluded)
         rate = done / self.seconds if self.seconds > 0 else float("inf")
+        warned = f", {len(self.warned)} event warnings" if self.warned else ""
         return (f"{len(self.written)} written, {len(self.skipped)} already done, {len(self.failed)} failed, "
-                f"{len(self.excluded)} excluded in {self.seconds:.1f} s ({rate:.1f} takes/s)")
+                f"{len(self.excluded)} excluded{warned} in {self.seconds:.1f} s ({rate:.1f} takes/s)")
 
 
 # -- quality flags --------------------------------------------------------------------------------
@@ -304,7 +308,10 @@ def clip_arrays(path: str | os.PathLike[str], settings: Settings = Settings()) -
 
 def take_arrays(clip: Clip, settings: Settings = Settings(), *, name: str = "", digest: str = "",
                 licence: str = "") -> dict[str, np.ndarray]:
-    """The arrays of a take already loaded (clip_arrays reads the file and names its hash)."""
+    """The arrays of a take already loaded (clip_arrays reads the file and names its hash).
+
+    An EventWarning names each event track whose events are closer than two windows somewhere
+    (events.close_gaps): its encoding decodes exactly only within gap - window of them."""
     if settings.feet is not None:
         clip = body.with_feet(clip, {"L": settings.feet[0], "R": settings.feet[1]})
     world_rot, world = clip.fk()
@@ -348,6 +355,11 @@ def take_arrays(clip: Clip, settings: Settings = Settings(), *, name: str = "", 
         sin, cos = events.encode(clip.times, tracks[track], settings.window, settings.sigma)
         out[f"event_{track}"] = np.stack([sin, cos], axis=1)
         out[f"event_{track}_times"] = np.asarray(tracks[track], dtype=np.float64)
+        close = events.close_gaps(tracks[track], settings.window)
+        if close.size:
+            warnings.warn(f"{name or clip.name or 'take'}: "
+                          f"{events.describe_close_gaps(track, close, settings.window)}",
+                          events.EventWarning, stacklevel=2)
     out.update(quality(clip, world_rot, world, planted, steps))
     return out
 
@@ -404,8 +416,9 @@ def export_one(source: str | os.PathLike[str], out_dir: str | os.PathLike[str],
     return target
 
 
-# Outcome of one take in a worker: (source, 'written' | 'skipped' | 'excluded' | 'failed', detail).
-Outcome = tuple[str, str, str]
+# Outcome of one take in a worker: (source, 'written' | 'skipped' | 'excluded' | 'failed', detail,
+# the EventWarnings its export gave).
+Outcome = tuple[str, str, str, tuple[str, ...]]
 
 
 def export_batch(sources: Sequence[str], out_dir: str, settings: Settings,
@@ -418,27 +431,36 @@ def export_batch(sources: Sequence[str], out_dir: str, settings: Settings,
     for name in sources:
         source = Path(name)
         target = output_path(source, out)
+        said: tuple[str, ...] = ()
         try:
             if is_done(source, out, settings):
                 with np.load(target) as data:
                     rule = excluded_by(flags(data), exclude)
                 if rule is None:
-                    outcomes.append((name, "skipped", str(target)))
+                    outcomes.append((name, "skipped", str(target), said))
                     continue
                 target.unlink(missing_ok=True)
-                outcomes.append((name, "excluded", rule))
+                outcomes.append((name, "excluded", rule, said))
                 continue
-            arrays = clip_arrays(source, settings)
+            # A worker's warnings would go to its own stderr, interleaved with the others': they
+            # travel back with the outcome instead, for the report.
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", events.EventWarning)
+                arrays = clip_arrays(source, settings)
+            said = tuple(str(w.message) for w in caught if issubclass(w.category, events.EventWarning))
+            for w in caught:
+                if not issubclass(w.category, events.EventWarning):
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
             rule = excluded_by(flags(arrays), exclude)
             if rule is not None:
                 target.unlink(missing_ok=True)  # an older export of it must not stay in the set
-                outcomes.append((name, "excluded", rule))
+                outcomes.append((name, "excluded", rule, said))
                 continue
             files.write_atomic(target, npz_bytes(arrays))
-            outcomes.append((name, "written", str(target)))
+            outcomes.append((name, "written", str(target), said))
         except Exception as exc:  # one bad take (or a bug it triggers) must not stop a library
             message = str(exc) if isinstance(exc, (ValueError, OSError)) else f"{type(exc).__name__}: {exc}"
-            outcomes.append((name, "failed", message))
+            outcomes.append((name, "failed", message, said))
     return outcomes
 
 
@@ -520,9 +542,10 @@ def export(inputs: Sequence[str | os.PathLike[str]], out_dir: str | os.PathLike[
 
     def record(outcomes: list[Outcome]) -> None:
         nonlocal count
-        for name, status, detail in outcomes:
+        for name, status, detail, said in outcomes:
             source = Path(name)
             count += 1
+            report.warned.extend((source, message) for message in said)
             if status == "written":
                 report.written.append(Path(detail))
             elif status == "skipped":
@@ -534,7 +557,7 @@ def export(inputs: Sequence[str | os.PathLike[str]], out_dir: str | os.PathLike[
             if progress is not None:
                 progress(count, total, source.name)
 
-    record([(str(s), "failed", clashes[s]) for s in mine if s in clashes])
+    record([(str(s), "failed", clashes[s], ()) for s in mine if s in clashes])
     todo = [s for s in mine if s not in clashes]
     if executor is None:
         workers = (os.cpu_count() or 1) if workers is None else max(1, workers)
@@ -555,12 +578,13 @@ def export(inputs: Sequence[str | os.PathLike[str]], out_dir: str | os.PathLike[
                 try:
                     record(future.result())
                 except Exception as exc:  # the worker itself died: its takes failed, the rest go on
-                    record([(str(s), "failed", f"worker failed: {type(exc).__name__}: {exc}")
+                    record([(str(s), "failed", f"worker failed: {type(exc).__name__}: {exc}", ())
                             for s in futures[future]])
     report.written.sort()
     report.skipped.sort()
     report.failed.sort(key=lambda f: str(f[0]))
     report.excluded.sort(key=lambda f: str(f[0]))
+    report.warned.sort(key=lambda f: str(f[0]))
     if shard is None:
         report.manifest = write_manifest(out)
     report.seconds = time.perf_counter() - begin
@@ -716,6 +740,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 parser.error(str(exc))
         report = export(args.inputs, args.out, settings=settings, workers=workers, executor=executor,
                         shard=shard, exclude=args.exclude, progress=progress)
+    for _source, message in report.warned:
+        print(f"dataset: warning: {message}", file=sys.stderr)
     for source, error in report.failed:
         print(f"dataset: error: {error if str(source) in error else f'{source}: {error}'}", file=sys.stderr)
     print(f"dataset: {label}{report.summary()} -> {args.out}")

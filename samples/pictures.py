@@ -55,6 +55,54 @@ def event_encoding(walk: Clip, out: Path, window: float = 0.5, sigma: float = 1 
     return _save(fig, out)
 
 
+def one_step_detect(t: np.ndarray, sin: np.ndarray, cos: np.ndarray, window: float) -> np.ndarray:
+    """The detector events.detect replaced (issue 25), for the picture: a fall of d_hat through
+    zero between two samples, both within window / 2 of it, at 0.5-1.5 s per second over that one
+    step."""
+    d = events.decode(sin, cos, window)
+    k = np.flatnonzero((d[:-1] > 0.0) & (d[1:] <= 0.0))
+    prev, cur, h = d[k], d[k + 1], t[k + 1] - t[k]
+    slope = (cur - prev) / h
+    ok = ((prev <= window / 2) & (cur >= -window / 2) & (prev - cur < window) & (slope >= -1.5)
+          & (slope <= -0.5))
+    return t[k + 1][ok] + h[ok] * cur[ok] / (prev[ok] - cur[ok])
+
+
+def event_noisy(walk: Clip, out: Path, window: float = 0.5, noise: float = 0.05, seed: int = 25) -> Path:
+    """A walk's footsteps as a network might predict them (the encoding plus Gaussian noise on sin
+    and cos), decoded, and the events the one-step detector and events.detect find in it."""
+    steps = contacts.footsteps(walk)
+    t = walk.times
+    rng = np.random.default_rng(seed)
+    reach = max(2.0 / walk.fps, 0.02)
+    fig, axes = plt.subplots(2, 1, figsize=(9, 5), sharex=True)
+    for foot, ax in zip(("L", "R"), axes, strict=True):
+        truth = steps[f"FootDown_{foot}"]
+        sin, cos = events.encode(t, truth, window)
+        sin = sin + rng.normal(0.0, noise, sin.size)
+        cos = cos + rng.normal(0.0, noise, cos.size)
+        ax.plot(t, sin, color=COLORS["sin"], lw=0.6, alpha=0.5, label="predicted sin")
+        ax.plot(t, cos, color=COLORS["cos"], lw=0.6, alpha=0.5, label="predicted cos")
+        ax.plot(t, events.decode(sin, cos, window) / window, ".", color=COLORS["d"], ms=1.5,
+                label="decoded d / window")
+        for e in truth:
+            ax.axvline(e, color=COLORS[foot], lw=1)
+        old, new = one_step_detect(t, sin, cos, window), events.detect(t, sin, cos, window)
+        found = {name: int(sum(np.abs(x - e).min(initial=np.inf) <= reach for e in truth))
+                 for name, x in (("old", old), ("new", new))}
+        ax.plot(old, np.full(old.size, 0.55), "x", color="#d62728", ms=7, mew=1.6,
+                label=f"one-step detector: {found['old']} of {truth.size}, {old.size - found['old']} false")
+        ax.plot(new, np.full(new.size, -0.55), "^", color="#2ca02c", ms=7,
+                label=f"events.detect: {found['new']} of {truth.size}, {new.size - found['new']} false")
+        ax.set_ylabel(f"FootDown_{foot}")
+        ax.set_ylim(-1.25, 1.25)
+        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=7, frameon=False)
+    axes[-1].set_xlabel("seconds")
+    fig.suptitle(f"{walk.name} at {walk.fps:g} fps: footsteps (vertical lines) predicted with Gaussian "
+                 f"noise {noise} on sin and cos")
+    return _save(fig, out)
+
+
 def contact_timelines(clips: list[Clip], out: Path) -> Path:
     """Foot height above the lowest point and planted frames, per clip."""
     fig, axes = plt.subplots(len(clips), 1, figsize=(9, 2.2 * len(clips)), squeeze=False)
@@ -202,6 +250,7 @@ def make_all(docs: Path = DOCS, extra: dict[str, Callable[[Path], Path]] | None 
     walk_part = walk[walk.motion_start:]
     paths = [
         event_encoding(walk_part, docs / "events.png"),
+        event_noisy(walk_part, docs / "events_noisy.png"),
         contact_timelines([walk_part, run[run.motion_start:], _blend_for_timeline(walk, run)],
                           docs / "contacts.png"),
         transition_speeds(walk, run, docs / "transition.png"),

@@ -5,8 +5,10 @@ A missing file fails the tests that use it, never skips them.
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,3 +51,23 @@ def bandai_path(name: str) -> Path:
 def take_path(name: str) -> Path:
     """A CMU clip name ('02_01') or a Bandai file stem."""
     return cmu_path(name) if name in CMU else bandai_path(name)
+
+
+# The hand-labelled touchdown frames (tests/data/footsteps/README.md) and the frame rate each file
+# counts them in: CMU takes at 120 fps, the Bandai takes at 30.
+TOUCHDOWN_LABELS = {"footsteps.csv": 120.0, "footsteps_bandai.csv": 30.0}
+
+
+def labelled_touchdowns() -> dict[str, dict[str, np.ndarray]]:
+    """{take: {"L": seconds, "R": seconds}}: every hand-labelled touchdown of the CMU and Bandai
+    takes, sorted, as file frame / the take's frame rate."""
+    out: dict[str, dict[str, list[float]]] = {}
+    for name, fps in TOUCHDOWN_LABELS.items():
+        path = DATA / name
+        if not path.is_file():
+            pytest.fail(f"missing test data {path}")
+        with path.open(newline="") as f:
+            rows = [r for r in csv.reader(f) if r and not r[0].startswith("#")][1:]
+        for clip, foot, frame in rows:
+            out.setdefault(clip, {"L": [], "R": []})[foot].append(int(frame) / fps)
+    return {clip: {foot: np.sort(np.array(t)) for foot, t in feet.items()} for clip, feet in out.items()}

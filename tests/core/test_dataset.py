@@ -22,6 +22,9 @@ from core.clip import Clip
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["02_03", "09_01", "02_02", "131_01"]
+# Running takes' footsteps are closer than two event windows: every export of one says so
+# (test_export_names_the_take_track_and_gap... checks what it says).
+pytestmark = pytest.mark.filterwarnings("ignore::core.events.EventWarning")
 BANDAI = DATA / "bandai"
 
 
@@ -33,7 +36,8 @@ def copy_clips(names, folder: Path) -> Path:
 
 
 def test_npz_holds_the_schema_with_values_from_the_core(tmp_path):
-    out = dataset.export_one(cmu_path("02_03"), tmp_path)
+    with pytest.warns(events.EventWarning, match="02_03.bvh: FootDown_"):  # a run: steps < 2 windows apart
+        out = dataset.export_one(cmu_path("02_03"), tmp_path)
     clip = bvh.load(cmu_path("02_03"))
     steps = contacts.footsteps(clip)
     with np.load(out) as data:
@@ -52,6 +56,29 @@ def test_npz_holds_the_schema_with_values_from_the_core(tmp_path):
         assert float(data["event_window"]) == 0.5 and float(data["event_sigma"]) == 1 / 120
         np.testing.assert_allclose(data["phase"], contacts.phase(clip, steps))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["02_03.npz"]
+
+
+def test_export_names_the_take_track_and_gap_where_events_are_closer_than_two_windows(tmp_path, capsys):
+    # The run 02_03 steps every 0.80-0.81 s with each foot, under two windows of 0.5 s; the walk
+    # 02_01 every 1.1 s.
+    src = copy_clips(["02_03", "02_01"], tmp_path / "in")
+    assert dataset.main([str(src), "--out", str(tmp_path / "out"), "--workers", "1", "--quiet"]) == 0
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.startswith("dataset: warning:")]
+    assert len(lines) == 2 and all("02_03.bvh" in line for line in lines)
+    assert "FootDown_L: 1 gap between events under two windows (1 s), the shortest 0.807 s from the " \
+           "event at 0.460 s: there the encoding decodes exactly only 0.307 s either side" in lines[0]
+    assert "FootDown_R" in lines[1] and "0.804 s" in lines[1]
+    report = dataset.export([src], tmp_path / "again", workers=1)
+    assert [(p.name, m.split(": ")[1]) for p, m in report.warned] == [("02_03.bvh", "FootDown_L"),
+                                                                      ("02_03.bvh", "FootDown_R")]
+    assert "2 event warnings" in report.summary()
+    assert not dataset.export([src], tmp_path / "again", workers=1).warned  # done: nothing redone
+
+
+def test_the_schema_version_names_the_event_encoding(tmp_path):
+    with np.load(dataset.export_one(cmu_path("02_01"), tmp_path)) as data:
+        assert int(data["schema_version"]) == dataset.SCHEMA_VERSION == 3
 
 
 @pytest.fixture(scope="module")
