@@ -126,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--out", required=True, help=".blend file to write")
     for name in ("window", "sigma", "speed_mps"):
         _add(ev, EventOptions, name)
+    _add(ev, FootstepOptions, "lifts")
     ev.add_argument("--feet", metavar="LEFT,RIGHT", help=FEET_HELP)
     ds = sub.add_parser(
         "export-dataset", help="training data: one .npz per BVH clip (see the README schema)",
@@ -413,6 +414,9 @@ def _export_dataset(args: argparse.Namespace) -> int:
         return subprocess.run(cmd, env=env).returncode
     settings = dataset.Settings(args.window, args.sigma, jobs.foot_speed(args.speed_mps), _feet(args.feet))
     report = dataset.export(args.inputs, args.out, settings=settings, workers=1)
+    for source, message in report.warned:
+        said = message if str(source) in message else f"{source}: {message}"
+        print(f"stride export-dataset: warning: {said}", file=sys.stderr)
     for source, error in report.failed:
         print(f"stride export-dataset: error: {error if str(source) in error else f'{source}: {error}'}",
               file=sys.stderr)

@@ -219,15 +219,15 @@ def detect_footsteps(obj: Any, *, options: FootstepOptions) -> tuple[Any, dict[s
 
     act, _, clip, timing = _armature_action(obj, options.action)
     steps, doubts = find_footsteps(clip, act.name, foot_speed(options.speed_mps),
-                                   bridge.rate_note(obj, act, clip))
+                                   bridge.rate_note(obj, act, clip), lifts=options.lifts)
     counts = {track: len(times) for track, times in steps.items()}
     for track, times in steps.items():
         replace_track(act, track, times, timing)
     return act, counts, "; ".join([feet_note(clip), *doubts])
 
 
-def find_footsteps(clip: Clip, name: str, speed: float | None,
-                   rate: str = "") -> tuple[dict[str, np.ndarray], list[str]]:
+def find_footsteps(clip: Clip, name: str, speed: float | None, rate: str = "", *,
+                   lifts: bool = False) -> tuple[dict[str, np.ndarray], list[str]]:
     """({'FootDown_L': seconds, 'FootDown_R': ...}, the contacts' doubts) of action `name`'s clip;
     JobError, saying what to try, when there are none. `speed`: Foot Speed, None for Auto; `rate`:
     what differs between the action's rate and the scene's (bridge.rate_note), the likelier cause."""
@@ -235,7 +235,7 @@ def find_footsteps(clip: Clip, name: str, speed: float | None,
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", contacts.ContactWarning)
-        steps = contacts.footsteps(clip, speed_mps=speed)
+        steps = contacts.footsteps(clip, speed_mps=speed, lifts=lifts)
     doubts = [str(w.message) for w in caught if issubclass(w.category, contacts.ContactWarning)]
     if not any(len(t) for t in steps.values()):
         planted = contacts.contacts(clip, speed_mps=speed)
@@ -342,6 +342,10 @@ def write_event_curves(obj: Any, *, options: EventOptions) -> tuple[Any, list[st
     for track, event_times in found.items():
         sin, cos = events.encode(times, event_times, window, sigma)
         curves[f"stride_event_{track}"] = ([sin, cos], "LINEAR")
+        # Named per track, where the window is too wide for its events to decode exactly.
+        close = events.describe_close_gaps(track, events.close_gaps(event_times, window), window)
+        if close:
+            warnings.warn(close, events.EventWarning, stacklevel=2)
     steps = {k: v for k, v in found.items() if k in ("FootDown_L", "FootDown_R")}
     notes: list[str] = []
     try:
@@ -401,7 +405,8 @@ def detect_events_from_curves(obj: Any, *, options: DecodeOptions) -> tuple[Any,
             cos = cos_keys[:, 1]
         else:
             cos = np.array([p[1].evaluate(float(f)) for f in frames])
-        found = events.detect(timing.seconds(frames), sin_keys[:, 1], cos, window)
+        found = events.detect(timing.seconds(frames), sin_keys[:, 1], cos, window, span=options.span,
+                              tolerance=options.tolerance or None, causal=options.causal)
         replace_track(act, track, found, timing)
         counts[track] = len(found)
     return act, counts

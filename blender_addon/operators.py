@@ -182,6 +182,7 @@ class STRIDE_OT_detect_footsteps(_ActionOperator):
 
     action: field_property(FootstepOptions, "action")  # type: ignore[valid-type]
     speed_mps: field_property(FootstepOptions, "speed_mps")  # type: ignore[valid-type]
+    lifts: field_property(FootstepOptions, "lifts")  # type: ignore[valid-type]
 
     def run(self, context: Any) -> set[str]:
         act, counts, feet = jobs.detect_footsteps(self.target(context),
@@ -225,6 +226,9 @@ class STRIDE_OT_detect_events_from_curves(_ActionOperator):
     action: field_property(DecodeOptions, "action")  # type: ignore[valid-type]
     window: field_property(DecodeOptions, "window")  # type: ignore[valid-type]
     prefix: field_property(DecodeOptions, "prefix")  # type: ignore[valid-type]
+    span: field_property(DecodeOptions, "span")  # type: ignore[valid-type]
+    tolerance: field_property(DecodeOptions, "tolerance", precision=3)  # type: ignore[valid-type]
+    causal: field_property(DecodeOptions, "causal")  # type: ignore[valid-type]
 
     def run(self, context: Any) -> set[str]:
         act, counts = jobs.detect_events_from_curves(self.target(context),

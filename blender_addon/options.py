@@ -14,6 +14,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from .core.events import SPAN
+
 # Choices of the fields that take one of a few values: (value, label, help), as Blender's enum items.
 Choices = tuple[tuple[str, str, str], ...]
 METHOD_CHOICES: Choices = (
@@ -62,6 +64,8 @@ def opt(default: Any, help: str, unit: str = "", flag: str | None = None, *, lab
 
 # Foot Speed 0 is Auto: the core's threshold from the body and the take (contacts.thresholds).
 AUTO = 0.0
+# Tolerance 0 is Auto too: the detector's hysteresis from the curve's own noise.
+AUTO_TOLERANCE = 0.0
 FOOT_SPEED_MAX = 5.0  # m/s: a sprinting foot's stance speed is far below
 
 
@@ -139,6 +143,8 @@ class ExportOptions:
 class FootstepOptions:
     action: str = action()
     speed_mps: float = foot_speed()
+    lifts: bool = opt(False, "Also mark where each foot lifts (FootUp_L, FootUp_R), to encode like the "
+                             "touchdowns", flag="--lifts", label="Lifts")
 
 
 @dataclass(frozen=True)
@@ -173,6 +179,15 @@ class DecodeOptions:
     action: str = action()
     window: float = window()
     prefix: str = opt("stride_event_", "Curves named <prefix><track> are decoded", label="Prefix")
+    span: float = opt(SPAN, "Seconds of samples each step is read through (a least-squares line; at "
+                            "least 3 samples): longer holds up to noisier curves", "s", "--span",
+                      label="Span", bounds=(0.0, 2.0))
+    tolerance: float = opt(AUTO_TOLERANCE, "Hysteresis: seconds the decoded time must pass zero by "
+                                           "before an event fires; 0 = Auto (3x the curve's noise, at "
+                                           "most 0.02 s)", "s", "--tolerance", label="Tolerance",
+                           bounds=(0.0, 1.0))
+    causal: bool = opt(False, "Read past samples only, as at runtime (an event is known about a frame "
+                              "after it)", flag="--causal", label="Causal")
 
 
 @dataclass(frozen=True)

@@ -144,6 +144,7 @@ class VIEW3D_PT_stride_events(_StridePanel, bpy.types.Panel):
         col = layout.column(align=True)
         col.prop_search(s, "action", bpy.data, "actions")
         col.prop(s, "speed_mps")
+        col.prop(s, "lifts")
         preview = jobs.preview_footsteps(jobs.find_armature(context=context),
                                          options=settings_options(FootstepOptions, s))
         box = layout.box()
@@ -168,7 +169,11 @@ class VIEW3D_PT_stride_event_curves(_StridePanel, bpy.types.Panel):
         col.prop(s, "sigma")
         col.prop(s, "tracks")
         _button(layout, context, "stride.write_event_curves", EventOptions, jobs.ACTION, "GRAPH")
-        layout.prop(s, "prefix")
+        col = layout.column(align=True)
+        col.prop(s, "prefix")
+        col.prop(s, "span")
+        col.prop(s, "tolerance")
+        col.prop(s, "causal")
         _button(layout, context, "stride.detect_events_from_curves", DecodeOptions, jobs.ACTION, "MARKER")
 
 

@@ -20,6 +20,7 @@ from bpy.props import (
 from .options import (
     DecodeOptions,
     EventOptions,
+    FootstepOptions,
     LockFeetOptions,
     NlaBakeOptions,
     SyncOptions,
@@ -101,6 +102,10 @@ class StrideSettings(bpy.types.PropertyGroup):
     sigma: field_property(E, "sigma", precision=4)  # type: ignore[valid-type]
     tracks: field_property(E, "tracks")  # type: ignore[valid-type]
     prefix: field_property(DecodeOptions, "prefix")  # type: ignore[valid-type]
+    span: field_property(DecodeOptions, "span")  # type: ignore[valid-type]
+    tolerance: field_property(DecodeOptions, "tolerance", precision=3)  # type: ignore[valid-type]
+    causal: field_property(DecodeOptions, "causal")  # type: ignore[valid-type]
+    lifts: field_property(FootstepOptions, "lifts")  # type: ignore[valid-type]
     lock_blend_time: field_property(LockFeetOptions, "blend_time")  # type: ignore[valid-type]
     lower_pelvis: field_property(LockFeetOptions, "lower_pelvis")  # type: ignore[valid-type]
     # Transition.

@@ -195,6 +195,8 @@ SIDEBAR = {
     "speed_mps": [(FOOTSTEPS, "speed_mps"), (EVENTS, "speed_mps"), (LOCK, "speed_mps")],
     "window": [(EVENTS, "window"), (DECODE, "window")],
     "sigma": [(EVENTS, "sigma")], "tracks": [(EVENTS, "tracks")], "prefix": [(DECODE, "prefix")],
+    "span": [(DECODE, "span")], "tolerance": [(DECODE, "tolerance")], "causal": [(DECODE, "causal")],
+    "lifts": [(FOOTSTEPS, "lifts")],
     "lock_blend_time": [(LOCK, "blend_time")], "lower_pelvis": [(LOCK, "lower_pelvis")],
     **{name: [(TRANSITION, name)] for name in (
         "source_action", "source_time", "target_action", "target_time", "target_end", "blend_time",
