@@ -256,7 +256,7 @@ def test_a_core_warning_inside_an_operator_shows_in_its_reports_and_on_the_cli(s
     capfd.readouterr()
     assert bpy.ops.stride.write_event_curves(tracks="Hit") == {"FINISHED"}
     out = capfd.readouterr().out
-    warned = re.findall(r"Warning: (1 events closer than .*)", out)
+    warned = re.findall(r"Warning: (1 events decode exactly for less than .*)", out)
     assert len(warned) == 1 and "smoothing blends their encodings" in warned[0], out
     blend = tmp_path / "hits.blend"
     stride.jobs.save_blend(blend)
