@@ -99,7 +99,7 @@ def _button(layout: Any, context: Any, idname: str, cls: type, need: str, icon: 
     return op
 
 
-class _StridePanel:
+class StridePanel:
     """Where every Stride panel lives: the Stride tab of the 3D Viewport's sidebar. `needs`: what
     its commands need (`jobs.unmet`); the panel hides while it is missing, and the Stride panel
     says what is."""
@@ -114,7 +114,7 @@ class _StridePanel:
         return getattr(context.scene, "stride", None) is not None and not jobs.unmet(context, cls.needs)
 
 
-class VIEW3D_PT_stride(_StridePanel, bpy.types.Panel):
+class VIEW3D_PT_stride(StridePanel, bpy.types.Panel):
     bl_label = "Stride"
 
     @classmethod
@@ -133,7 +133,7 @@ class VIEW3D_PT_stride(_StridePanel, bpy.types.Panel):
         row.operator("stride.export_bvh", text="Export BVH", icon="EXPORT")
 
 
-class VIEW3D_PT_stride_events(_StridePanel, bpy.types.Panel):
+class VIEW3D_PT_stride_events(StridePanel, bpy.types.Panel):
     bl_label = "Events"
     bl_parent_id = "VIEW3D_PT_stride"
 
@@ -155,7 +155,7 @@ class VIEW3D_PT_stride_events(_StridePanel, bpy.types.Panel):
         _button(layout, context, "stride.detect_footsteps", FootstepOptions, jobs.ACTION, "MARKER_HLT")
 
 
-class VIEW3D_PT_stride_event_curves(_StridePanel, bpy.types.Panel):
+class VIEW3D_PT_stride_event_curves(StridePanel, bpy.types.Panel):
     bl_label = "Event Curves"
     bl_parent_id = "VIEW3D_PT_stride_events"
     bl_options = {"DEFAULT_CLOSED"}
@@ -177,7 +177,7 @@ class VIEW3D_PT_stride_event_curves(_StridePanel, bpy.types.Panel):
         _button(layout, context, "stride.detect_events_from_curves", DecodeOptions, jobs.ACTION, "MARKER")
 
 
-class VIEW3D_PT_stride_lock_feet(_StridePanel, bpy.types.Panel):
+class VIEW3D_PT_stride_lock_feet(StridePanel, bpy.types.Panel):
     bl_label = "Lock Feet"
     bl_parent_id = "VIEW3D_PT_stride_events"
     bl_options = {"DEFAULT_CLOSED"}
@@ -192,7 +192,7 @@ class VIEW3D_PT_stride_lock_feet(_StridePanel, bpy.types.Panel):
         _button(layout, context, "stride.lock_feet", LockFeetOptions, jobs.ACTION, "PINNED")
 
 
-class VIEW3D_PT_stride_transition(_StridePanel, bpy.types.Panel):
+class VIEW3D_PT_stride_transition(StridePanel, bpy.types.Panel):
     bl_label = "Transition"
     bl_parent_id = "VIEW3D_PT_stride"
 
@@ -223,7 +223,7 @@ def _time_row(layout: Any, settings: Any, name: str, which: str) -> Any:
     return row
 
 
-class VIEW3D_PT_stride_halflife(_StridePanel, bpy.types.Panel):
+class VIEW3D_PT_stride_halflife(StridePanel, bpy.types.Panel):
     bl_label = "Half-life"
     bl_parent_id = "VIEW3D_PT_stride_transition"
     bl_options = {"DEFAULT_CLOSED"}
@@ -239,7 +239,7 @@ class VIEW3D_PT_stride_halflife(_StridePanel, bpy.types.Panel):
         row.prop(s, "halflife")
 
 
-class VIEW3D_PT_stride_transition_mask(_StridePanel, bpy.types.Panel):
+class VIEW3D_PT_stride_transition_mask(StridePanel, bpy.types.Panel):
     bl_label = "Mask"
     bl_parent_id = "VIEW3D_PT_stride_transition"
     bl_options = {"DEFAULT_CLOSED"}
@@ -250,7 +250,7 @@ class VIEW3D_PT_stride_transition_mask(_StridePanel, bpy.types.Panel):
             layout.prop(s, "mask")
 
 
-class VIEW3D_PT_stride_nla(_StridePanel, bpy.types.Panel):
+class VIEW3D_PT_stride_nla(StridePanel, bpy.types.Panel):
     bl_label = "NLA Track"
     bl_parent_id = "VIEW3D_PT_stride"
     bl_options = {"DEFAULT_CLOSED"}
@@ -272,7 +272,7 @@ class VIEW3D_PT_stride_nla(_StridePanel, bpy.types.Panel):
         _button(layout, context, "stride.bake_nla_track", NlaBakeOptions, jobs.NLA_TRACK, "NLA")
 
 
-class VIEW3D_PT_stride_sync(_StridePanel, bpy.types.Panel):
+class VIEW3D_PT_stride_sync(StridePanel, bpy.types.Panel):
     bl_label = "Sync Blend"
     bl_parent_id = "VIEW3D_PT_stride"
 
@@ -308,7 +308,7 @@ class VIEW3D_PT_stride_sync(_StridePanel, bpy.types.Panel):
         _button(layout, context, "stride.bake_sync_blend", SyncOptions, jobs.TWO_ACTIONS, "MOD_TIME")
 
 
-class VIEW3D_PT_stride_sync_cycles(_StridePanel, bpy.types.Panel):
+class VIEW3D_PT_stride_sync_cycles(StridePanel, bpy.types.Panel):
     bl_label = "Cycles"
     bl_parent_id = "VIEW3D_PT_stride_sync"
     bl_options = {"DEFAULT_CLOSED"}
@@ -323,7 +323,7 @@ class VIEW3D_PT_stride_sync_cycles(_StridePanel, bpy.types.Panel):
         layout.prop(s, "cyclic")
 
 
-class VIEW3D_PT_stride_sync_body(_StridePanel, bpy.types.Panel):
+class VIEW3D_PT_stride_sync_body(StridePanel, bpy.types.Panel):
     bl_label = "Body"
     bl_parent_id = "VIEW3D_PT_stride_sync"
     bl_options = {"DEFAULT_CLOSED"}

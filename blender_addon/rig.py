@@ -20,6 +20,7 @@ from bpy.props import EnumProperty, PointerProperty, StringProperty
 
 from . import bridge, compat
 from .core import armature
+from .panels import StridePanel
 
 # Preset -> (label, left ankle, right ankle), as each rig names its deforming foot bones.
 PRESETS = {
@@ -226,12 +227,9 @@ def _read_lines(obj: Any, action: Any) -> list[tuple[str, str]]:
     return lines
 
 
-class VIEW3D_PT_stride_rig(bpy.types.Panel):
+class VIEW3D_PT_stride_rig(StridePanel, bpy.types.Panel):
     """The active armature's feet and body map."""
 
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = "Stride"
     bl_label = "Rig"
     bl_parent_id = "VIEW3D_PT_stride"
 
