@@ -35,6 +35,8 @@ Array = npt.NDArray[np.float64]
 BLEND_TIME = 0.1
 # m/s: the most a fading lock moves the foot on average.
 FADE_SPEED = 0.5
+# Steps are kept this fraction under the source's largest (rounding stays under it too).
+_STEP_MARGIN = 1e-6
 # A foot farther than this from its lock (meters) after the solve is reported.
 _SHORT_M = 0.01
 
@@ -62,57 +64,78 @@ class _Leg:
         self.ball: int | None = below[0] if below else None
 
 
-def offsets(clip: Clip, ankle_pos: Array, ankle_rot: Array, points: Array, planted: np.ndarray,
-            blend_frames: int) -> tuple[Array, Array, Array]:
-    """(position offset [T, 3], yaw offset [T] radians, weight [T]) of one foot's ankle from the
-    source, world frame, file units, that hold its pivot over each contact of `planted`.
-    points [T, K, 3]: the foot's points (ankle, ball, toe tips)."""
+def offsets(up: Array, meters_per_unit: float, fps: float, ankle_pos: Array, ankle_rot: Array,
+            points: Array, planted: np.ndarray, blend_frames: int) -> tuple[Array, Array, Array]:
+    """(position offset [3, T], yaw [4, T], weight [T]) of one foot's ankle from the source that
+    hold its pivot over each contact of `planted`: the ankle's target is ankle_pos + weight offset
+    and its world rotation yaw ankle_rot (yaw is a rotation about up, the identity off the locks).
+    Component-major, as `quat.fk_components` lays them out: ankle_pos [3, T], ankle_rot [4, T],
+    points [K, 3, T] the foot's points (ankle, ball, toe tips), world frame, file units."""
     T = len(planted)
-    up = clip.up
-    off = np.zeros((T, 3))
-    off_yaw = np.zeros(T)
+    off = np.zeros((3, T))
+    yaw = np.zeros((4, T))
+    yaw[0] = 1.0
     weight = np.zeros(T)
     starts, stops = runs(planted)
     if not starts.size:
-        return off, off_yaw, weight
+        return off, yaw, weight
     frames = np.flatnonzero(planted)
+    n = len(frames)
     # Each contact frame's touchdown frame.
     t0 = np.repeat(starts, stops - starts)
     # The foot's turn about up since touchdown: the twist of its rotation since then (the toe's
-    # direction on the floor is ill-defined on tiptoe).
-    since = quat.mul_inv(ankle_rot[frames], ankle_rot[t0])
-    turn = _wrap(2.0 * np.arctan2(since[:, 1:] @ up, since[:, 0]))
-    held = yaw_quat(-turn, up)
+    # direction on the floor is ill-defined on tiptoe), taken off as held = inverse twist, the
+    # half turn within +-90 degrees.
+    qf, q0 = ankle_rot[:, frames], ankle_rot[:, t0]
+    sw, sx, sy, sz = quat._mul_c(qf[0], qf[1], qf[2], qf[3], q0[0], -q0[1], -q0[2], -q0[3])
+    s_up = sx * up[0] + sy * up[1] + sz * up[2]
+    size = np.hypot(sw, s_up)
+    twisted = size > 0.0
+    size = np.where(twisted, size, 1.0)
+    hw = np.where(twisted, np.abs(sw) / size, 1.0)
+    hs = np.where(sw < 0.0, s_up, -s_up) / size
+    held = (hw, hs * up[0], hs * up[1], hs * up[2])
     # The ankle moves only as the foot rolls about its pivot, the point that moves least in the
     # source over each step: by minus the pivot's move seen from the ankle of the yaw-held foot.
-    r = quat.mul_vec(held[:, None], points[frames] - ankle_pos[frames, None])
+    before = np.maximum(frames - 1, 0)
+    step = points[:, :, frames] - points[:, :, before]
+    k = np.argmin(np.sqrt(np.sum(step * step, axis=1)), axis=0)
+    prev = np.maximum(np.arange(n) - 1, 0)
+    held_prev = tuple(h[prev] for h in held)
+    r_now = quat._rot_c(*held, *(points[k, c, frames] - ankle_pos[c, frames] for c in range(3)))
+    r_before = quat._rot_c(*held_prev, *(points[k, c, before] - ankle_pos[c, before] for c in range(3)))
     first = frames == t0
-    prev = np.maximum(np.arange(len(frames)) - 1, 0)
-    moved = np.linalg.norm(points[frames] - points[np.maximum(frames - 1, 0)], axis=-1)
-    k = np.argmin(moved, axis=1)
-    rows = np.arange(len(frames))
-    roll = np.where(first[:, None], 0.0, r[rows, k] - r[prev, k])
-    total = np.cumsum(roll, axis=0)
-    total -= np.repeat(total[np.searchsorted(frames, starts)], stops - starts, axis=0)
-    off[frames] = ankle_pos[t0] - total - ankle_pos[frames]
-    off_yaw[frames] = -turn
+    roll = np.stack([np.where(first, 0.0, r_now[c] - r_before[c]) for c in range(3)])
+    total = np.cumsum(roll, axis=1)
+    total -= np.repeat(total[:, np.searchsorted(frames, starts)], stops - starts, axis=1)
+    off[:, frames] = ankle_pos[:, t0] - total - ankle_pos[:, frames]
+    for c in range(4):
+        yaw[c, frames] = held[c]
     weight[frames] = 1.0
     if blend_frames > 0:
         # After each lift the last offset fades out, done by the next touchdown at the latest.
         nxt = np.append(starts[1:], T)
         # A large offset (a foot held far from where the source lifts it) fades out no faster
         # than FADE_SPEED: a 10 cm offset over 0.2 s, not in three frames at 30 fps.
-        held = np.linalg.norm(off[stops - 1], axis=-1) * clip.meters_per_unit
-        longer = np.ceil(held / FADE_SPEED * clip.fps).astype(np.int64)
+        last = off[:, stops - 1]
+        far = np.sqrt(np.sum(last * last, axis=0)) * meters_per_unit
+        longer = np.ceil(far / FADE_SPEED * fps).astype(np.int64)
         fade = np.minimum(np.maximum(blend_frames, longer), nxt - stops)
-        n = np.maximum(fade, 0)
-        idx = np.repeat(np.arange(len(stops)), n)
-        d = np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n) + 1
-        at = np.repeat(stops, n) + d - 1
-        off[at] = off[stops[idx] - 1]
-        off_yaw[at] = off_yaw[stops[idx] - 1]
+        m = np.maximum(fade, 0)
+        idx = np.repeat(np.arange(len(stops)), m)
+        d = np.arange(m.sum()) - np.repeat(np.cumsum(m) - m, m) + 1
+        at = np.repeat(stops, m) + d - 1
+        off[:, at] = off[:, stops[idx] - 1]
         weight[at] = _smoothstep(1.0 - d / (fade[idx] + 1.0))
-    return off, off_yaw, weight
+        # The held yaw at the lift, as an angle to fade.
+        j = np.cumsum(stops - starts) - 1
+        turn = _wrap(2.0 * np.arctan2(s_up[j], sw[j]))
+        half = weight[at] * -turn[idx] / 2
+        yaw[0, at] = np.cos(half)
+        sin = np.sin(half)
+        for c in range(3):
+            yaw[c + 1, at] = sin * up[c]
+    return off, yaw, weight
 
 
 def _smoothstep(x: Array) -> Array:
@@ -143,7 +166,7 @@ def _smooth_drop(drop: Array, radius: int) -> Array:
 
 def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None,
               feet: FeetSpec | None = None, blend_time: float = BLEND_TIME,
-              lower_pelvis: bool = False) -> Clip:
+              lower_pelvis: bool = False, limit_steps: bool = True) -> Clip:
     """A copy of `clip` whose planted feet stay where they landed (see the module notes).
 
     contacts: {'L': bool [T], 'R': bool [T]}, as `contacts.contacts` returns them (detected on the
@@ -177,69 +200,84 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
     if not legs:
         return clip.copy()
 
-    # FK along the chains to the feet only.
+    # FK along the chains to the feet only, component-major ([joint, component, frame]).
     used = sorted({j for side in legs for k in clip.body.feet[side] for j in skeleton.chain(clip.parents, k)})
     index = np.full(clip.n_joints, -1, dtype=np.int64)
     index[used] = np.arange(len(used))
-    sub_parents = np.array([index[clip.parents[j]] if clip.parents[j] >= 0 else -1 for j in used])
-    wrot, wpos = quat.fk(clip.rotations[:, used], clip.positions[:, used], sub_parents)
+    sub_parents = [int(index[clip.parents[j]]) if clip.parents[j] >= 0 else -1 for j in used]
+    lrot = quat.components(clip.rotations, used)
+    gr, gp = quat.fk_components(lrot, quat.components(clip.positions, used), sub_parents)
     up = clip.up
+    mpu = clip.meters_per_unit
     blend_frames = max(0, math.ceil(blend_time * clip.fps - 1e-9))
 
     solve = {}
     for side, leg in legs.items():
-        ankle_pos, ankle_rot = wpos[:, index[leg.ankle]], wrot[:, index[leg.ankle]]
+        ankle_pos, ankle_rot = gp[index[leg.ankle]], gr[index[leg.ankle]]
         foot = [j for j in clip.body.feet[side] if index[j] >= 0]
         if leg.ball is not None:
             foot = [leg.ankle, leg.ball] + [j for j in foot if j not in (leg.ankle, leg.ball)]
         sites = np.flatnonzero(np.isin(clip.end_parents, foot))
-        owner = index[clip.end_parents[sites]]
-        tips = wpos[:, owner] + quat.mul_vec(wrot[:, owner], clip.end_offsets[sites])
-        points = np.concatenate([wpos[:, index[foot]], tips], axis=1)
-        if points.shape[1] < 2:
-            points = np.stack([ankle_pos, ankle_pos + quat.mul_vec(ankle_rot, clip.forward)], axis=1)
-        hip_pos, knee_pos = wpos[:, index[leg.hip]], wpos[:, index[leg.knee]]
-        reach = np.linalg.norm(knee_pos - hip_pos, axis=-1) + np.linalg.norm(ankle_pos - knee_pos, axis=-1)
-        off, off_yaw, w = offsets(clip, ankle_pos, ankle_rot, points, masks[side], blend_frames)
-        target = ankle_pos + w[:, None] * off
-        target_rot = quat.mul(yaw_quat(w * off_yaw, up), ankle_rot)
-        solve[side] = (target, target_rot, reach, w)
+        pts = [gp[index[j]] for j in foot]
+        for site in sites:
+            o = index[clip.end_parents[site]]
+            tip = quat._rot_c(*gr[o], *clip.end_offsets[site])
+            pts.append(np.stack([gp[o, c] + tip[c] for c in range(3)]))
+        if len(pts) < 2:
+            ahead = quat._rot_c(*ankle_rot, *clip.forward)
+            pts = [ankle_pos, np.stack([ankle_pos[c] + ahead[c] for c in range(3)])]
+        off, yaw, w = offsets(up, mpu, clip.fps, ankle_pos, ankle_rot, np.stack(pts), masks[side],
+                              blend_frames)
+        target = ankle_pos + w * off
+        target_rot = np.stack(quat._mul_c(*yaw, *ankle_rot))
+        solve[side] = (target, target_rot, w)
 
     drop = np.zeros(T)
     if lower_pelvis:
         for side, leg in legs.items():
-            target, _, reach, w = solve[side]
-            d = _pelvis_drop(wpos[:, index[leg.hip]], target, reach, up)
-            drop = np.maximum(drop, np.where(w > 0, d, 0.0))
+            target, _, w = solve[side]
+            at = np.flatnonzero(w > 0)
+            hip, knee, ankle = (gp[index[j]][:, at].T for j in (leg.hip, leg.knee, leg.ankle))
+            reach = np.linalg.norm(knee - hip, axis=-1) + np.linalg.norm(ankle - knee, axis=-1)
+            drop[at] = np.maximum(drop[at], _pelvis_drop(hip, target[:, at].T, reach, up))
         drop = _smooth_drop(drop, blend_frames)
         drop[:clip.motion_start] = 0.0  # a converter's T-pose stays as it is
 
-    rot = clip.rotations.copy()
     out = clip
     if drop.any():
         rrot, rpos = root_world(clip)
         out = with_root_world(clip, rrot, rpos - drop[:, None] * up)
-        rot = out.rotations.copy()
-        wpos = wpos - drop[:, None, None] * up
+        gp = gp - drop * up[None, :, None]
+    rot = out.rotations.copy()
     short = []
     for side, leg in legs.items():
-        target, target_rot, _, w = solve[side]
+        target, target_rot, w = solve[side]
         # A lowered pelvis moves every foot: those not locked are held where the source had them.
         frames = np.flatnonzero((w > 0) | (drop > 0))
         hip, knee, ankle = index[leg.hip], index[leg.knee], index[leg.ankle]
-        got = ik.two_bone(wpos[frames, hip], wpos[frames, knee], wpos[frames, ankle],
-                          wrot[frames, hip], wrot[frames, knee], target[frames])
-        # Back to locals: each joint's parent's world rotation is the old one times what moved it.
-        hip_parent = quat.mul_inv(wrot[frames, hip], clip.rotations[frames, leg.hip])
-        knee_parent = quat.mul_inv(wrot[frames, knee], clip.rotations[frames, leg.knee])
-        swing = quat.mul_inv(got.hip, wrot[frames, hip])
-        new_hip = quat.inv_mul(hip_parent, got.hip)
-        new_knee = quat.inv_mul(quat.mul(swing, knee_parent), got.knee)
-        new_ankle = quat.inv_mul(got.knee, target_rot[frames])
+        got = ik.solve(*(tuple(gp[j][:, frames]) for j in (hip, knee, ankle)),  # type: ignore[arg-type]
+                       tuple(gr[hip][:, frames]), tuple(gr[knee][:, frames]),  # type: ignore[arg-type]
+                       tuple(target[:, frames]))  # type: ignore[arg-type]
+        # Back to locals: the hip's parent is as it was, the knee's parent swung with the thigh.
+        p_hip = _parent_rot(clip, gr, index, leg.hip, frames)
+        p_knee = _parent_rot(clip, gr, index, leg.knee, frames)
+        new_hip = quat._mul_c(p_hip[0], -p_hip[1], -p_hip[2], -p_hip[3], *got.hip)
+        opened = quat._mul_c(*got.opening, *tuple(gr[knee][:, frames]))
+        new_knee = quat._mul_c(p_knee[0], -p_knee[1], -p_knee[2], -p_knee[3], *opened)
+        k = got.knee
+        new_ankle = quat._mul_c(k[0], -k[1], -k[2], -k[3], *tuple(target_rot[:, frames]))
         for j, q in ((leg.hip, new_hip), (leg.knee, new_knee), (leg.ankle, new_ankle)):
-            q = quat.normalize(q)
-            rot[frames, j] = np.where(quat.dot(q, clip.rotations[frames, j])[:, None] < 0.0, -q, q)
-        miss = np.linalg.norm(got.ankle - target[frames], axis=-1) * clip.meters_per_unit
+            was = lrot[index[j]]
+            new = was.copy()
+            size = np.maximum(np.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]), 1e-12)
+            dot = sum(q[c] * np.take(was[c], frames) for c in range(4))
+            scale = np.where(dot < 0.0, -1.0, 1.0) / size
+            for c in range(4):
+                new[c, frames] = q[c] * scale
+            if limit_steps:
+                _limit_steps(was, new, clip.motion_start, w == 1.0)
+            rot[:, j] = new.T
+        miss = np.sqrt(sum((got.ankle[c] - target[c, frames]) ** 2 for c in range(3))) * mpu
         if miss.max(initial=0.0) > _SHORT_M:
             far = miss > _SHORT_M
             short.append(f"{side} on {int(far.sum())} frames from {frames[far][0] / clip.fps:.2f} s "
@@ -249,3 +287,79 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
                       f"leg reaches: {'; '.join(short)}. lower_pelvis=True lowers the pelvis instead",
                       FootLockWarning, stacklevel=2)
     return out.replace(rotations=rot)
+
+
+def _merge(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Windows [a, b] (frame indices, inclusive) merged where they overlap; sorted."""
+    order = np.argsort(a, kind="stable")
+    a, b = a[order], b[order]
+    # Windows that only share an end frame stay apart: both keep that frame as it was.
+    start = np.flatnonzero(np.concatenate([[True], a[1:] >= np.maximum.accumulate(b)[:-1]]))
+    return a[start], np.maximum.reduceat(b, start)
+
+
+def _limit_steps(src: Array, out: Array, first: int, pinned: np.ndarray) -> None:
+    """Keep each frame-to-frame rotation step of `out` within the largest step of `src` (one
+    joint's local rotations in the output and the source, [4, T], from frame `first` on; `out`
+    changed in place). Where a step is larger, the correction the output makes to the source
+    (out inv(src), in the parent's frame) is spread over just enough frames around it: along the
+    shortest arc between its values at the window's ends, each frame's share in proportion to
+    the room the source's own step leaves there, so that share plus the source's step (an upper
+    bound on the output's step) stays within the largest. Windows grow over frames not `pinned`
+    ([T], the locked ones) first."""
+    q, p = src[:, first:], out[:, first:]
+    n = q.shape[1]
+    if n < 2:
+        return
+    dq = np.abs(sum(q[c, 1:] * q[c, :-1] for c in range(4)))
+    limit = 2.0 * math.acos(min(float(dq.min()), 1.0)) * (1.0 - _STEP_MARGIN)
+    dp = np.abs(sum(p[c, 1:] * p[c, :-1] for c in range(4)))
+    bad = np.flatnonzero(dp < math.cos(0.5 * limit))
+    if not bad.size:
+        return
+    room = np.maximum(limit - 2.0 * np.arccos(np.minimum(dq, 1.0)), 0.0)
+    total = np.concatenate([[0.0], np.cumsum(room)])
+    src_q, out_q = q.T, p.T
+    corr = quat.mul_inv(out_q, src_q)
+    # A window's ends may be locked frames (kept as they are) but nothing inside it: the lock
+    # holds. It grows past an end that is a free frame.
+    pin = pinned[first:]
+    a, b = bad, bad + 1
+    while True:
+        a, b = _merge(a, b)
+        arc = quat.angle(corr[a], corr[b])
+        free_a, free_b = ~pin[a] & (a > 0), ~pin[b] & (b < n - 1)
+        grow = (arc > total[b] - total[a]) & (free_a | free_b)
+        if not grow.any():
+            break
+        a = np.where(grow & free_a, a - 1, a)
+        b = np.where(grow & free_b, b + 1, b)
+    # Along each window, from the correction at its start to the one at its end. One without
+    # room enough (between locked frames, or the take's ends) spreads its turn as evenly as the
+    # source's steps allow, or leaves a take's end where its room runs out.
+    share = room + 1e-3 * limit
+    total = np.concatenate([[0.0], np.cumsum(share)])
+    span = total[b] - total[a]
+    loose = (arc > span) & ((b == n - 1) | (a == 0))
+    reach = np.where(loose, span / np.where(arc > 0.0, arc, 1.0), 1.0)
+    length = b - a + 1
+    win = np.repeat(np.arange(len(a)), length)
+    f = np.arange(length.sum()) - np.repeat(np.cumsum(length) - length, length) + a[win]
+    start = np.where(loose & (a == 0) & (b < n - 1), b, a)  # a window at the take's start hangs from its end
+    u = np.abs(total[f] - total[start[win]]) / span[win] * reach[win]
+    end = np.where(start == a, b, a)
+    turn = quat.log(quat.hemi(quat.mul_inv(corr[end], corr[start])))
+    held = quat.mul(quat.exp(turn[win] * u[:, None]), corr[start[win]])
+    new = quat.normalize(quat.mul(held, src_q[f]))
+    new = np.where(quat.dot(new, src_q[f])[:, None] < 0.0, -new, new)
+    p[:, f] = new.T
+
+
+def _parent_rot(clip: Clip, gr: Array, index: np.ndarray, joint: int, frames: np.ndarray) -> ik.Quat:
+    """World rotation (w, x, y, z) of `joint`'s parent on `frames` (the identity for a root)."""
+    parent = int(clip.parents[joint])
+    if parent < 0:
+        one = np.ones(len(frames))
+        return one, 0.0 * one, 0.0 * one, 0.0 * one
+    q = gr[index[parent]][:, frames]
+    return q[0], q[1], q[2], q[3]

@@ -13,6 +13,9 @@ or two; beyond `soft_start` of the reach the distance reached goes on growing ev
 toward full reach (the "soft IK" of A. Stolarz's 2010 note: d' = s + (m - s)(1 - exp(-(d - s)
 / (m - s)))), starting no lower than the pose's own distance, so a frame left as it was is
 solved as it was.
+
+`solve` is the same on unpacked components (tuples of `[N]` arrays, as `quat.fk_components`
+lays them out): what `footlock` calls on whole takes, without packing and unpacking `[N, 4]`.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ import numpy.typing as npt
 from . import quat
 
 Array = npt.NDArray[np.float64]
+Vec = tuple[Array, Array, Array]
+Quat = tuple[Array, Array, Array, Array]
 
 # Softening starts at this fraction of the leg's full reach (l1 + l2): 2 cm of a 0.9 m leg.
 SOFT_START = 0.98
@@ -40,6 +45,18 @@ class Leg(NamedTuple):
     ankle: Array
 
 
+class Solved(NamedTuple):
+    """`solve`'s answer on components: world rotations of hip and knee, the ankle's position, and
+    the two rotations that made them (world frame): the hip's swing and the knee's opening, so
+    hip = swing hip_before and knee = swing opening knee_before."""
+
+    hip: Quat
+    knee: Quat
+    ankle: Vec
+    swing: Quat
+    opening: Quat
+
+
 def soft_reach(d: npt.ArrayLike, reach: npt.ArrayLike, floor: npt.ArrayLike) -> Array:
     """Distances d `[...]` softened near full `reach`: unchanged up to max(SOFT_START reach,
     floor), then approaching reach without ever getting there."""
@@ -50,18 +67,104 @@ def soft_reach(d: npt.ArrayLike, reach: npt.ArrayLike, floor: npt.ArrayLike) -> 
     return np.where(d > s, np.minimum(soft, reach), d)
 
 
-def _fill_axis(axis: Array, ok: np.ndarray, fallback: Array) -> Array:
-    """Bend axes `[T, 3]`: where not ok, the nearest frame's that is (along axis 0), else fallback."""
-    if ok.all() or axis.ndim != 2:
-        return np.where(ok[..., None], axis, fallback)
+def _fill_axis(axis: Vec, ok: np.ndarray, fallback: Vec) -> Vec:
+    """Bend axes: where not ok, the nearest frame's that is (along the only axis), else fallback."""
+    if ok.all() or ok.ndim != 1:
+        return (np.where(ok, axis[0], fallback[0]), np.where(ok, axis[1], fallback[1]),
+                np.where(ok, axis[2], fallback[2]))
     good = np.flatnonzero(ok)
     if not good.size:
-        return np.broadcast_to(fallback, axis.shape).copy()
+        shape = ok.shape
+        return (np.broadcast_to(fallback[0], shape).copy(), np.broadcast_to(fallback[1], shape).copy(),
+                np.broadcast_to(fallback[2], shape).copy())
     idx = np.arange(len(ok))
     at = np.searchsorted(good, idx).clip(0, len(good) - 1)
     before = good[(at - 1).clip(0)]
     nearest = np.where(np.abs(good[at] - idx) <= np.abs(before - idx), good[at], before)
-    return axis[nearest]
+    return axis[0][nearest], axis[1][nearest], axis[2][nearest]
+
+
+def _sub(u: Vec, v: Vec) -> Vec:
+    return u[0] - v[0], u[1] - v[1], u[2] - v[2]
+
+
+def _dot(u: Vec, v: Vec) -> Array:
+    return u[0] * v[0] + u[1] * v[1] + u[2] * v[2]
+
+
+def _cross(u: Vec, v: Vec) -> Vec:
+    return u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]
+
+
+def _scale(u: Vec, s: Array) -> Vec:
+    return u[0] * s, u[1] * s, u[2] * s
+
+
+def _unit(u: Vec, eps: float = 1e-12) -> Vec:
+    """u / max(|u|, eps), as quat.normalize."""
+    n = np.maximum(np.sqrt(_dot(u, u)), eps)
+    return u[0] / n, u[1] / n, u[2] / n
+
+
+def _between(u: Vec, v: Vec) -> Quat:
+    """quat.between on components: the shortest arc rotating direction u onto v."""
+    u, v = _unit(u), _unit(v)
+    uv = (u[0] + v[0], u[1] + v[1], u[2] + v[2])
+    w = 0.5 * _dot(uv, uv)
+    x, y, z = _cross(u, v)
+    opposite = np.sqrt(2.0 * w) < quat._OPPOSITE
+    if opposite.any():
+        # Half turn about the axis orthogonal to u and the basis axis least aligned with it.
+        least = np.argmin(np.stack([np.abs(u[0]), np.abs(u[1]), np.abs(u[2])]), axis=0)
+        h = tuple((least == i).astype(np.float64) for i in range(3))
+        fx, fy, fz = _unit(_cross(u, (h[0], h[1], h[2])))
+        w, x, y, z = (np.where(opposite, f, q) for f, q in ((0.0, w), (fx, x), (fy, y), (fz, z)))
+    n = np.maximum(np.sqrt(w * w + x * x + y * y + z * z), 1e-12)
+    return w / n, x / n, y / n, z / n
+
+
+def solve(a: Vec, b: Vec, c: Vec, hip_rot: Quat, knee_rot: Quat, t: Vec, *,
+          bend: npt.ArrayLike | None = None, soft: bool = True) -> Solved:
+    """`two_bone` on components: hip, knee, ankle and target positions as (x, y, z) and world
+    rotations as (w, x, y, z), each component an array over the same frames `[...]`."""
+    ab, cb = _sub(a, b), _sub(c, b)
+    l1, l2 = np.sqrt(_dot(ab, ab)), np.sqrt(_dot(cb, cb))
+    axis = _cross(ab, cb)
+    size = np.sqrt(_dot(axis, axis))
+    ok = size > _STRAIGHT * np.maximum(l1 * l2, 1e-300)
+    fallback: Vec
+    if bend is None:
+        thigh = (-ab[0], -ab[1], -ab[2])
+        least = np.argmin(np.stack([np.abs(thigh[0]), np.abs(thigh[1]), np.abs(thigh[2])]), axis=0)
+        h = tuple((least == i).astype(np.float64) for i in range(3))
+        fallback = _cross(thigh, (h[0], h[1], h[2]))
+    else:
+        fb = np.asarray(bend, dtype=np.float64)
+        fallback = (fb[..., 0], fb[..., 1], fb[..., 2])
+    axis = _fill_axis(_scale(axis, 1.0 / np.where(ok, size, 1.0)), ok, fallback)
+    axis = _scale(axis, 1.0 / np.sqrt(_dot(axis, axis)))
+
+    reach = l1 + l2
+    ca, ta = _sub(c, a), _sub(t, a)
+    d_now = np.sqrt(_dot(ca, ca))
+    d = np.sqrt(_dot(ta, ta))
+    d = soft_reach(d, reach, d_now) if soft else np.minimum(d, reach)
+    d = np.maximum(d, np.abs(l1 - l2))
+    # The knee's interior angle now and the one that puts the ankle d from the hip.
+    now = np.arccos(np.clip(_dot(ab, cb) / np.maximum(l1 * l2, 1e-300), -1.0, 1.0))
+    want = np.arccos(np.clip((l1 * l1 + l2 * l2 - d * d) / np.maximum(2.0 * l1 * l2, 1e-300), -1.0, 1.0))
+    # Turning the shin about ab x cb by +x opens the knee (moves cb away from ab).
+    half = 0.5 * (want - now)
+    s = np.sin(half)
+    opening = (np.cos(half), axis[0] * s, axis[1] * s, axis[2] * s)
+    knee_rot = quat._mul_c(*opening, *knee_rot)
+    c1 = _sub(quat._rot_c(*opening, *cb), ab)  # where the ankle goes, from the hip: b + R cb - a
+    swing = _between(c1, ta)
+    hip_new = quat._mul_c(*swing, *hip_rot)
+    knee_new = quat._mul_c(*swing, *knee_rot)
+    sc = quat._rot_c(*swing, *c1)
+    ankle = (a[0] + sc[0], a[1] + sc[1], a[2] + sc[2])
+    return Solved(hip_new, knee_new, ankle, swing, opening)
 
 
 def two_bone(hip_pos: npt.ArrayLike, knee_pos: npt.ArrayLike, ankle_pos: npt.ArrayLike,
@@ -73,37 +176,8 @@ def two_bone(hip_pos: npt.ArrayLike, knee_pos: npt.ArrayLike, ankle_pos: npt.Arr
     `[3]`) for a leg straight on every frame; None: perpendicular to the leg and the world's
     first axis least aligned with it. soft=False reaches any target within reach exactly.
     The ankle's world rotation is the caller's to set (its local is inv(knee) ankle_world)."""
-    a, b, c = (np.asarray(x, dtype=np.float64) for x in (hip_pos, knee_pos, ankle_pos))
-    t = np.asarray(target, dtype=np.float64)
-    hip_rot, knee_rot = np.asarray(hip_rot, dtype=np.float64), np.asarray(knee_rot, dtype=np.float64)
-    ab, cb = a - b, c - b
-    l1, l2 = np.linalg.norm(ab, axis=-1), np.linalg.norm(cb, axis=-1)
-    axis = np.cross(ab, cb)
-    size = np.linalg.norm(axis, axis=-1)
-    ok = size > _STRAIGHT * np.maximum(l1 * l2, 1e-300)
-    if bend is None:
-        thigh = -ab
-        helper = np.eye(3)[np.argmin(np.abs(thigh), axis=-1)]
-        fallback = np.cross(thigh, helper)
-    else:
-        fallback = np.broadcast_to(np.asarray(bend, dtype=np.float64), axis.shape)
-    axis = _fill_axis(axis / np.where(ok, size, 1.0)[..., None], ok, fallback)
-    axis = axis / np.linalg.norm(axis, axis=-1, keepdims=True)
-
-    reach = l1 + l2
-    d_now = np.linalg.norm(c - a, axis=-1)
-    d = np.linalg.norm(t - a, axis=-1)
-    d = soft_reach(d, reach, d_now) if soft else np.minimum(d, reach)
-    d = np.maximum(d, np.abs(l1 - l2))
-    # The knee's interior angle now and the one that puts the ankle d from the hip.
-    now = np.arccos(np.clip(np.sum(ab * cb, axis=-1) / np.maximum(l1 * l2, 1e-300), -1.0, 1.0))
-    want = np.arccos(np.clip((l1 * l1 + l2 * l2 - d * d) / np.maximum(2.0 * l1 * l2, 1e-300), -1.0, 1.0))
-    # Turning the shin about ab x cb by +x opens the knee (moves cb away from ab).
-    open_knee = quat.from_scaled_angle_axis(axis * (want - now)[..., None])
-    knee_rot = quat.mul(open_knee, knee_rot)
-    c1 = b + quat.mul_vec(open_knee, cb)
-    swing = quat.between(c1 - a, t - a)
-    hip_new = quat.mul(swing, hip_rot)
-    knee_new = quat.mul(swing, knee_rot)
-    ankle = a + quat.mul_vec(swing, c1 - a)
-    return Leg(hip_new, knee_new, ankle)
+    arrays = [np.asarray(x, dtype=np.float64) for x in (hip_pos, knee_pos, ankle_pos, target, hip_rot, knee_rot)]
+    shape = np.broadcast_shapes(*(x.shape[:-1] for x in arrays))
+    a, b, c, t, qh, qk = (tuple(np.broadcast_to(x[..., i], shape) for i in range(x.shape[-1])) for x in arrays)
+    got = solve(a, b, c, qh, qk, t, bend=bend, soft=soft)  # type: ignore[arg-type]
+    return Leg(np.stack(got.hip, axis=-1), np.stack(got.knee, axis=-1), np.stack(got.ankle, axis=-1))

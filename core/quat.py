@@ -521,9 +521,27 @@ def fk(
     lp = np.ascontiguousarray(
         np.broadcast_to(lpos, (*batch, n_joints, 3)).reshape(n, n_joints, 3).transpose(1, 2, 0)
     )
+    gr, gp = fk_components(lr, lp, par)
+    grot = gr.transpose(2, 0, 1).reshape(*batch, n_joints, 4)
+    gpos = gp.transpose(2, 0, 1).reshape(*batch, n_joints, 3)
+    return grot, gpos
+
+
+def components(x: Array, joints: Sequence[int]) -> Array:
+    """Joints `joints` of `[T, J, C]` laid out component-major `[len(joints), C, T]` (contiguous),
+    as `fk_components` takes them: one strided copy per joint, cheaper than fancy indexing."""
+    out = np.empty((len(joints), x.shape[2], x.shape[0]))
+    for i, j in enumerate(joints):
+        out[i] = x[:, j].T
+    return out
+
+
+def fk_components(lr: Array, lp: Array, parents: Sequence[int]) -> tuple[Array, Array]:
+    """`fk` on component-major arrays: local `[J, 4, N]`, `[J, 3, N]` -> world, the same layout.
+    parents[j] < j, -1 for roots. Each per-joint operation streams over N contiguous values."""
     gr = np.empty_like(lr)
     gp = np.empty_like(lp)
-    for j, p in enumerate(par):
+    for j, p in enumerate(parents):
         if p < 0:
             gr[j] = lr[j]
             gp[j] = lp[j]
@@ -532,6 +550,4 @@ def fk(
             gr[j, c] = value
         for c, value in enumerate(_rot_c(*gr[p], *lp[j])):
             np.add(gp[p, c], value, out=gp[j, c])
-    grot = gr.transpose(2, 0, 1).reshape(*batch, n_joints, 4)
-    gpos = gp.transpose(2, 0, 1).reshape(*batch, n_joints, 3)
-    return grot, gpos
+    return gr, gp
