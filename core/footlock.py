@@ -27,7 +27,7 @@ from . import ik, quat, skeleton
 from .body import FeetSpec, with_feet
 from .clip import Clip
 from .contacts import runs
-from .root import root_world, with_root_world, yaw_quat
+from .root import root_world, with_root_world
 
 Array = npt.NDArray[np.float64]
 
@@ -255,17 +255,16 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
         # A lowered pelvis moves every foot: those not locked are held where the source had them.
         frames = np.flatnonzero((w > 0) | (drop > 0))
         hip, knee, ankle = index[leg.hip], index[leg.knee], index[leg.ankle]
-        got = ik.solve(*(tuple(gp[j][:, frames]) for j in (hip, knee, ankle)),  # type: ignore[arg-type]
-                       tuple(gr[hip][:, frames]), tuple(gr[knee][:, frames]),  # type: ignore[arg-type]
-                       tuple(target[:, frames]))  # type: ignore[arg-type]
+        got = ik.solve(_vec(gp[hip], frames), _vec(gp[knee], frames), _vec(gp[ankle], frames),
+                       _quat(gr[hip], frames), _quat(gr[knee], frames), _vec(target, frames))
         # Back to locals: the hip's parent is as it was, the knee's parent swung with the thigh.
         p_hip = _parent_rot(clip, gr, index, leg.hip, frames)
         p_knee = _parent_rot(clip, gr, index, leg.knee, frames)
         new_hip = quat._mul_c(p_hip[0], -p_hip[1], -p_hip[2], -p_hip[3], *got.hip)
-        opened = quat._mul_c(*got.opening, *tuple(gr[knee][:, frames]))
+        opened = quat._mul_c(*got.opening, *_quat(gr[knee], frames))
         new_knee = quat._mul_c(p_knee[0], -p_knee[1], -p_knee[2], -p_knee[3], *opened)
         k = got.knee
-        new_ankle = quat._mul_c(k[0], -k[1], -k[2], -k[3], *tuple(target_rot[:, frames]))
+        new_ankle = quat._mul_c(k[0], -k[1], -k[2], -k[3], *_quat(target_rot, frames))
         for j, q in ((leg.hip, new_hip), (leg.knee, new_knee), (leg.ankle, new_ankle)):
             was = lrot[index[j]]
             new = was.copy()
@@ -311,48 +310,82 @@ def _limit_steps(src: Array, out: Array, first: int, pinned: np.ndarray) -> None
     n = q.shape[1]
     if n < 2:
         return
-    dq = np.abs(sum(q[c, 1:] * q[c, :-1] for c in range(4)))
+    dq = np.abs(q[0, 1:] * q[0, :-1] + q[1, 1:] * q[1, :-1] + q[2, 1:] * q[2, :-1] + q[3, 1:] * q[3, :-1])
     limit = 2.0 * math.acos(min(float(dq.min()), 1.0)) * (1.0 - _STEP_MARGIN)
-    dp = np.abs(sum(p[c, 1:] * p[c, :-1] for c in range(4)))
+    dp = np.abs(p[0, 1:] * p[0, :-1] + p[1, 1:] * p[1, :-1] + p[2, 1:] * p[2, :-1] + p[3, 1:] * p[3, :-1])
     bad = np.flatnonzero(dp < math.cos(0.5 * limit))
     if not bad.size:
         return
     room = np.maximum(limit - 2.0 * np.arccos(np.minimum(dq, 1.0)), 0.0)
     total = np.concatenate([[0.0], np.cumsum(room)])
-    src_q, out_q = q.T, p.T
-    corr = quat.mul_inv(out_q, src_q)
+
+    def corr(i: np.ndarray) -> Array:
+        """The output's correction to the source on frames i, (w, x, y, z) [4, len(i)]."""
+        o, r = np.take(p, i, axis=1), np.take(q, i, axis=1)
+        return np.stack(quat._mul_c(o[0], o[1], o[2], o[3], r[0], -r[1], -r[2], -r[3]))
+
+    def angle(x: Array, y: Array) -> Array:
+        """Angles of the rotations taking x to y ([4, N] each)."""
+        d = np.abs(x[0] * y[0] + x[1] * y[1] + x[2] * y[2] + x[3] * y[3])
+        return 2.0 * np.arccos(np.minimum(d, 1.0))
+
     # A window's ends may be locked frames (kept as they are) but nothing inside it: the lock
-    # holds. It grows past an end that is a free frame.
-    pin = pinned[first:]
+    # holds. It grows past an end that is a free frame. The take's first frame stays as it is
+    # too (what comes before it, a transition's switch, joins there).
+    pin = pinned[first:].copy()
+    pin[0] = True
     a, b = bad, bad + 1
     while True:
         a, b = _merge(a, b)
-        arc = quat.angle(corr[a], corr[b])
-        free_a, free_b = ~pin[a] & (a > 0), ~pin[b] & (b < n - 1)
+        ca, cb = corr(a), corr(b)
+        arc = angle(ca, cb)
+        free_a, free_b = ~pin[a], ~pin[b] & (b < n - 1)
         grow = (arc > total[b] - total[a]) & (free_a | free_b)
         if not grow.any():
             break
         a = np.where(grow & free_a, a - 1, a)
         b = np.where(grow & free_b, b + 1, b)
-    # Along each window, from the correction at its start to the one at its end. One without
-    # room enough (between locked frames, or the take's ends) spreads its turn as evenly as the
-    # source's steps allow, or leaves a take's end where its room runs out.
-    share = room + 1e-3 * limit
-    total = np.concatenate([[0.0], np.cumsum(share)])
-    span = total[b] - total[a]
-    loose = (arc > span) & ((b == n - 1) | (a == 0))
-    reach = np.where(loose, span / np.where(arc > 0.0, arc, 1.0), 1.0)
+    # Along each window, from the correction at its start to the one at its end, each frame's
+    # share of the turn in proportion to its room. A window short of room (between locked
+    # frames) shares it a little more evenly: a source step at the largest leaves no room.
+    short = arc > total[b] - total[a]
+    # One that runs into the take's end goes as far toward the end's correction as its room allows.
+    loose = short & (b == n - 1) & ~pin[b]
+    reach = np.where(loose, (total[b] - total[a]) / np.where(arc > 0.0, arc, 1.0), 1.0)
+    short &= ~loose
+    evenly = np.concatenate([[0.0], np.cumsum(room + 1e-3 * limit)])
+    # The turn from ca to cb, the shorter way: half angle and axis.
+    tw, tx, ty, tz = quat._mul_c(cb[0], cb[1], cb[2], cb[3], ca[0], -ca[1], -ca[2], -ca[3])
+    sin = np.sqrt(tx * tx + ty * ty + tz * tz)
+    half = np.arctan2(sin, np.abs(tw))
+    axis = np.stack([tx, ty, tz]) * (np.where(tw < 0.0, -1.0, 1.0) / np.where(sin > 0.0, sin, 1.0))
     length = b - a + 1
     win = np.repeat(np.arange(len(a)), length)
     f = np.arange(length.sum()) - np.repeat(np.cumsum(length) - length, length) + a[win]
-    start = np.where(loose & (a == 0) & (b < n - 1), b, a)  # a window at the take's start hangs from its end
-    u = np.abs(total[f] - total[start[win]]) / span[win] * reach[win]
-    end = np.where(start == a, b, a)
-    turn = quat.log(quat.hemi(quat.mul_inv(corr[end], corr[start])))
-    held = quat.mul(quat.exp(turn[win] * u[:, None]), corr[start[win]])
-    new = quat.normalize(quat.mul(held, src_q[f]))
-    new = np.where(quat.dot(new, src_q[f])[:, None] < 0.0, -new, new)
-    p[:, f] = new.T
+    cum = np.where(short[win], evenly[f] - evenly[a[win]], total[f] - total[a[win]])
+    whole = np.where(short, evenly[b] - evenly[a], total[b] - total[a])
+    x = cum / np.where(whole > 0.0, whole, 1.0)[win] * (reach * half)[win]
+    s = np.sin(x)
+    ax = np.take(axis, win, axis=1)
+    h = quat._mul_c(np.cos(x), ax[0] * s, ax[1] * s, ax[2] * s, *np.take(ca, win, axis=1))
+    r = np.take(q, f, axis=1)
+    new = quat._mul_c(*h, r[0], r[1], r[2], r[3])
+    size = np.sqrt(new[0] * new[0] + new[1] * new[1] + new[2] * new[2] + new[3] * new[3])
+    scale = np.where(new[0] * r[0] + new[1] * r[1] + new[2] * r[2] + new[3] * r[3] < 0.0, -1.0, 1.0) / size
+    for c in range(4):
+        p[c, f] = new[c] * scale
+
+
+def _vec(x: Array, frames: np.ndarray) -> ik.Vec:
+    """Components (x, y, z) of [3, T] on frames."""
+    x = np.take(x, frames, axis=1)
+    return x[0], x[1], x[2]
+
+
+def _quat(q: Array, frames: np.ndarray) -> ik.Quat:
+    """Components (w, x, y, z) of [4, T] on frames."""
+    q = np.take(q, frames, axis=1)
+    return q[0], q[1], q[2], q[3]
 
 
 def _parent_rot(clip: Clip, gr: Array, index: np.ndarray, joint: int, frames: np.ndarray) -> ik.Quat:
@@ -361,5 +394,4 @@ def _parent_rot(clip: Clip, gr: Array, index: np.ndarray, joint: int, frames: np
     if parent < 0:
         one = np.ones(len(frames))
         return one, 0.0 * one, 0.0 * one, 0.0 * one
-    q = gr[index[parent]][:, frames]
-    return q[0], q[1], q[2], q[3]
+    return _quat(gr[index[parent]], frames)

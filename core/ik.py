@@ -176,8 +176,10 @@ def two_bone(hip_pos: npt.ArrayLike, knee_pos: npt.ArrayLike, ankle_pos: npt.Arr
     `[3]`) for a leg straight on every frame; None: perpendicular to the leg and the world's
     first axis least aligned with it. soft=False reaches any target within reach exactly.
     The ankle's world rotation is the caller's to set (its local is inv(knee) ankle_world)."""
-    arrays = [np.asarray(x, dtype=np.float64) for x in (hip_pos, knee_pos, ankle_pos, target, hip_rot, knee_rot)]
+    arrays = [np.asarray(x, dtype=np.float64)
+              for x in (hip_pos, knee_pos, ankle_pos, target, hip_rot, knee_rot)]
     shape = np.broadcast_shapes(*(x.shape[:-1] for x in arrays))
-    a, b, c, t, qh, qk = (tuple(np.broadcast_to(x[..., i], shape) for i in range(x.shape[-1])) for x in arrays)
+    a, b, c, t, qh, qk = (tuple(np.broadcast_to(x[..., i], shape) for i in range(x.shape[-1]))
+                          for x in arrays)
     got = solve(a, b, c, qh, qk, t, bend=bend, soft=soft)  # type: ignore[arg-type]
     return Leg(np.stack(got.hip, axis=-1), np.stack(got.knee, axis=-1), np.stack(got.ankle, axis=-1))

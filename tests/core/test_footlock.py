@@ -115,7 +115,7 @@ def test_planted_pivot_holds_over_each_contact(locked):
 
 
 def test_lock_keeps_bone_lengths_steps_and_knee_side(locked):
-    fast, _, out = locked
+    fast, planted, out = locked
     _, pin = fast.fk()
     _, pout = out.fk()
     # Bones: joints whose translation the take never animates (the hips' is travel, not a bone).
@@ -125,16 +125,26 @@ def test_lock_keeps_bone_lengths_steps_and_knee_side(locked):
     np.testing.assert_allclose(bone_out, bone_in, atol=1e-9 * fast.height)
 
     def steps(clip):
-        """Largest rotation step of each joint from the first captured frame on (scipy)."""
+        """Rotation step of each joint [T - 1, J] from the first captured frame on (scipy)."""
         q = clip.rotations[clip.motion_start:]
         a = Rotation.from_quat(q[1:].reshape(-1, 4)[:, [1, 2, 3, 0]])
         b = Rotation.from_quat(q[:-1].reshape(-1, 4)[:, [1, 2, 3, 0]])
-        return (a * b.inv()).magnitude().reshape(len(q) - 1, clip.n_joints).max(axis=0)
+        return (a * b.inv()).magnitude().reshape(len(q) - 1, clip.n_joints)
 
-    # The issue asks for no step beyond the input's largest; the legs reach 1.8x that at most so
-    # far (the knee straightening toward toe-off under the 15 % faster root, the hips following
-    # the lowered pelvis), a known gap reported with issue 24.
-    assert np.all(steps(out) <= 2.0 * steps(fast) + 1e-9)
+    # No joint steps beyond its largest step in the input, except a leg's joints between two
+    # frames of one of its foot's contacts: with the foot held and the root 15 % faster, the
+    # thigh turns faster over the stance and the knee straightens faster at push-off (1.7x at
+    # most here), and lowering those steps would let the foot slip (reported with issue 24).
+    largest = steps(fast).max(axis=0)
+    got = steps(out)
+    held = np.zeros(got.shape, bool)
+    ms = fast.motion_start
+    for side, leg in fast.body.legs.items():
+        m = planted[side][ms:]
+        ankle = fast.body.feet[side][0]
+        held[:, [leg[0], fast.parents[ankle], ankle]] = (m[1:] & m[:-1])[:, None]
+    assert np.all(np.where(held, 0.0, got) <= largest + 1e-9)
+    assert np.all(got <= 1.8 * largest + 1e-9)
     for side, leg in fast.body.legs.items():
         ankle = fast.body.feet[side][0]
         knee = fast.parents[ankle]
