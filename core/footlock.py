@@ -86,7 +86,7 @@ def offsets(up: Array, meters_per_unit: float, fps: float, ankle_pos: Array, ank
     # The foot's turn about up since touchdown: the twist of its rotation since then (the toe's
     # direction on the floor is ill-defined on tiptoe), taken off as held = inverse twist, the
     # half turn within +-90 degrees.
-    qf, q0 = ankle_rot[:, frames], ankle_rot[:, t0]
+    qf, q0 = np.take(ankle_rot, frames, axis=1), np.take(ankle_rot, t0, axis=1)
     sw, sx, sy, sz = quat._mul_c(qf[0], qf[1], qf[2], qf[3], q0[0], -q0[1], -q0[2], -q0[3])
     s_up = sx * up[0] + sy * up[1] + sz * up[2]
     size = np.hypot(sw, s_up)
@@ -98,8 +98,9 @@ def offsets(up: Array, meters_per_unit: float, fps: float, ankle_pos: Array, ank
     # The ankle moves only as the foot rolls about its pivot, the point that moves least in the
     # source over each step: by minus the pivot's move seen from the ankle of the yaw-held foot.
     before = np.maximum(frames - 1, 0)
-    step = points[:, :, frames] - points[:, :, before]
-    k = np.argmin(np.sqrt(np.sum(step * step, axis=1)), axis=0)
+    step = np.take(points, frames, axis=2) - np.take(points, before, axis=2)
+    step *= step
+    k = np.argmin(np.sqrt(step[:, 0] + step[:, 1] + step[:, 2]), axis=0)
     prev = np.maximum(np.arange(n) - 1, 0)
     held_prev = tuple(h[prev] for h in held)
     r_now = quat._rot_c(*held, *(points[k, c, frames] - ankle_pos[c, frames] for c in range(3)))
@@ -108,7 +109,8 @@ def offsets(up: Array, meters_per_unit: float, fps: float, ankle_pos: Array, ank
     roll = np.stack([np.where(first, 0.0, r_now[c] - r_before[c]) for c in range(3)])
     total = np.cumsum(roll, axis=1)
     total -= np.repeat(total[:, np.searchsorted(frames, starts)], stops - starts, axis=1)
-    off[:, frames] = ankle_pos[:, t0] - total - ankle_pos[:, frames]
+    for c in range(3):
+        off[c, frames] = np.take(ankle_pos[c], t0) - total[c] - np.take(ankle_pos[c], frames)
     for c in range(4):
         yaw[c, frames] = held[c]
     weight[frames] = 1.0

@@ -62,9 +62,18 @@ def soft_reach(d: npt.ArrayLike, reach: npt.ArrayLike, floor: npt.ArrayLike) -> 
     floor), then approaching reach without ever getting there."""
     d, reach = np.asarray(d, dtype=np.float64), np.asarray(reach, dtype=np.float64)
     s = np.minimum(np.maximum(SOFT_START * reach, np.asarray(floor, dtype=np.float64)), reach)
-    room = np.maximum(reach - s, 1e-12)
-    soft = s + room * -np.expm1(-np.maximum(d - s, 0.0) / room)
-    return np.where(d > s, np.minimum(soft, reach), d)
+    far = d > s
+    if d.ndim != 1 or s.shape != d.shape or reach.shape != d.shape:
+        room = np.maximum(reach - s, 1e-12)
+        soft = s + room * -np.expm1(-np.maximum(d - s, 0.0) / room)
+        return np.where(far, np.minimum(soft, reach), d)
+    # Frames beyond the soft start only (most frames of a take are not).
+    at = np.flatnonzero(far)
+    out = d.copy()
+    sa, ra = s[at], reach[at]
+    room = np.maximum(ra - sa, 1e-12)
+    out[at] = np.minimum(sa + room * -np.expm1(-np.maximum(d[at] - sa, 0.0) / room), ra)
+    return out
 
 
 def _fill_axis(axis: Vec, ok: np.ndarray, fallback: Vec) -> Vec:
@@ -132,16 +141,19 @@ def solve(a: Vec, b: Vec, c: Vec, hip_rot: Quat, knee_rot: Quat, t: Vec, *,
     axis = _cross(ab, cb)
     size = np.sqrt(_dot(axis, axis))
     ok = size > _STRAIGHT * np.maximum(l1 * l2, 1e-300)
-    fallback: Vec
-    if bend is None:
-        thigh = (-ab[0], -ab[1], -ab[2])
-        least = np.argmin(np.stack([np.abs(thigh[0]), np.abs(thigh[1]), np.abs(thigh[2])]), axis=0)
-        h = tuple((least == i).astype(np.float64) for i in range(3))
-        fallback = _cross(thigh, (h[0], h[1], h[2]))
+    if ok.all():
+        axis = _scale(axis, 1.0 / size)
     else:
-        fb = np.asarray(bend, dtype=np.float64)
-        fallback = (fb[..., 0], fb[..., 1], fb[..., 2])
-    axis = _fill_axis(_scale(axis, 1.0 / np.where(ok, size, 1.0)), ok, fallback)
+        fallback: Vec
+        if bend is None:
+            thigh = (-ab[0], -ab[1], -ab[2])
+            least = np.argmin(np.stack([np.abs(thigh[0]), np.abs(thigh[1]), np.abs(thigh[2])]), axis=0)
+            h = tuple((least == i).astype(np.float64) for i in range(3))
+            fallback = _cross(thigh, (h[0], h[1], h[2]))
+        else:
+            fb = np.asarray(bend, dtype=np.float64)
+            fallback = (fb[..., 0], fb[..., 1], fb[..., 2])
+        axis = _fill_axis(_scale(axis, 1.0 / np.where(ok, size, 1.0)), ok, fallback)
     axis = _scale(axis, 1.0 / np.sqrt(_dot(axis, axis)))
 
     reach = l1 + l2
