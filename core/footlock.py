@@ -10,8 +10,10 @@ offset of the ankle (position and a yaw) from the source; it is zero at touchdow
 so a lock is at full strength on the touchdown frame, and after the lift it fades out with a
 smoothstep over `blend_time`, or over as long as keeps its average speed under FADE_SPEED, and by
 the next touchdown at the latest. The legs (hip, knee, ankle) are solved by `ik.two_bone`, the
-knee bending in its own plane; the root, the upper body and the toes' local rotations are
-untouched, and so are bone lengths.
+knee bending in its own plane (`ik.solve`, on the component-major layout the FK of the chains
+to the feet leaves: [joint, component, frame]); the root, the upper body and the toes' local
+rotations are untouched, and so are bone lengths. Outside the locks no leg joint turns further in
+a frame than its largest step in the source (`_limit_steps`).
 """
 
 from __future__ import annotations
@@ -355,7 +357,7 @@ def _limit_steps(src: Array, out: Array, first: int, pinned: np.ndarray) -> None
     loose = short & (b == n - 1) & ~pin[b]
     reach = np.where(loose, (total[b] - total[a]) / np.where(arc > 0.0, arc, 1.0), 1.0)
     short &= ~loose
-    evenly = np.concatenate([[0.0], np.cumsum(room + 1e-3 * limit)])
+    evenly = np.concatenate([[0.0], np.cumsum(room + 1e-3 * limit)]) if short.any() else total
     # The turn from ca to cb, the shorter way: half angle and axis.
     tw, tx, ty, tz = quat._mul_c(cb[0], cb[1], cb[2], cb[3], ca[0], -ca[1], -ca[2], -ca[3])
     sin = np.sqrt(tx * tx + ty * ty + tz * tz)
