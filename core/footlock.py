@@ -170,7 +170,7 @@ def _smooth_drop(drop: Array, radius: int) -> Array:
 
 def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None,
               feet: FeetSpec | None = None, blend_time: float = BLEND_TIME,
-              lower_pelvis: bool = False, limit_steps: bool = True) -> Clip:
+              lower_pelvis: bool = False) -> Clip:
     """A copy of `clip` whose planted feet stay where they landed (see the module notes).
 
     contacts: {'L': bool [T], 'R': bool [T]}, as `contacts.contacts` returns them (detected on the
@@ -233,8 +233,7 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
         off, yaw, w = offsets(up, mpu, clip.fps, ankle_pos, ankle_rot, np.stack(pts), masks[side],
                               blend_frames)
         target = ankle_pos + w * off
-        target_rot = np.stack(quat._mul_c(*yaw, *ankle_rot))
-        solve[side] = (target, target_rot, w)
+        solve[side] = (target, yaw, w)
 
     drop = np.zeros(T)
     if lower_pelvis:
@@ -255,7 +254,7 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
     rot = out.rotations.copy()
     short = []
     for side, leg in legs.items():
-        target, target_rot, w = solve[side]
+        target, yaw, w = solve[side]
         # A lowered pelvis moves every foot: those not locked are held where the source had them.
         frames = np.flatnonzero((w > 0) | (drop > 0))
         hip, knee, ankle = index[leg.hip], index[leg.knee], index[leg.ankle]
@@ -268,7 +267,8 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
         opened = quat._mul_c(*got.opening, *_quat(gr[knee], frames))
         new_knee = quat._mul_c(p_knee[0], -p_knee[1], -p_knee[2], -p_knee[3], *opened)
         k = got.knee
-        new_ankle = quat._mul_c(k[0], -k[1], -k[2], -k[3], *_quat(target_rot, frames))
+        target_rot = quat._mul_c(*_quat(yaw, frames), *_quat(gr[ankle], frames))
+        new_ankle = quat._mul_c(k[0], -k[1], -k[2], -k[3], *target_rot)
         for j, q in ((leg.hip, new_hip), (leg.knee, new_knee), (leg.ankle, new_ankle)):
             was = lrot[index[j]]
             new = was.copy()
@@ -277,8 +277,7 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
             scale = np.where(dot < 0.0, -1.0, 1.0) / size
             for c in range(4):
                 new[c, frames] = q[c] * scale
-            if limit_steps:
-                _limit_steps(was, new, clip.motion_start, w == 1.0)
+            _limit_steps(was, new, clip.motion_start, w == 1.0)
             rot[:, j] = new.T
         miss = np.sqrt(sum((got.ankle[c] - target[c, frames]) ** 2 for c in range(3))) * mpu
         if miss.max(initial=0.0) > _SHORT_M:
