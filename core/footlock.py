@@ -253,6 +253,7 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
         gp = gp - drop * up[None, :, None]
     rot = out.rotations.copy()
     short = []
+    solved: list[tuple[int, Array, Array, np.ndarray]] = []  # joint, source and new locals, locked
     for side, leg in legs.items():
         target, yaw, w = solve[side]
         # A lowered pelvis moves every foot: those not locked are held where the source had them.
@@ -277,13 +278,16 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
             scale = np.where(dot < 0.0, -1.0, 1.0) / size
             for c in range(4):
                 new[c, frames] = q[c] * scale
-            _limit_steps(was, new, clip.motion_start, w == 1.0)
-            rot[:, j] = new.T
+            solved.append((j, was, new, w == 1.0))
         miss = np.sqrt(sum((got.ankle[c] - target[c, frames]) ** 2 for c in range(3))) * mpu
         if miss.max(initial=0.0) > _SHORT_M:
             far = miss > _SHORT_M
             short.append(f"{side} on {int(far.sum())} frames from {frames[far][0] / clip.fps:.2f} s "
                          f"(up to {miss.max() * 100:.1f} cm)")
+    news = np.stack([x[2] for x in solved])
+    _limit_steps(np.stack([x[1] for x in solved]), news, clip.motion_start, np.stack([x[3] for x in solved]))
+    for (j, *_), new in zip(solved, news, strict=True):
+        rot[:, j] = new.T
     if short:
         warnings.warn(f"{clip.name or 'the take'}: a foot could not reach its lock, held as near as the "
                       f"leg reaches: {'; '.join(short)}. lower_pelvis=True lowers the pelvis instead",
@@ -301,30 +305,36 @@ def _merge(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _limit_steps(src: Array, out: Array, first: int, pinned: np.ndarray) -> None:
-    """Keep each frame-to-frame rotation step of `out` within the largest step of `src` (one
-    joint's local rotations in the output and the source, [4, T], from frame `first` on; `out`
+    """Keep each frame-to-frame rotation step of `out` within the largest step of `src` (joints'
+    local rotations in the output and the source, [J, 4, T], from frame `first` on; `out`
     changed in place). Where a step is larger, the correction the output makes to the source
     (out inv(src), in the parent's frame) is spread over just enough frames around it: along the
     shortest arc between its values at the window's ends, each frame's share in proportion to
     the room the source's own step leaves there, so that share plus the source's step (an upper
-    bound on the output's step) stays within the largest. Windows grow over frames not `pinned`
-    ([T], the locked ones) first."""
-    q, p = src[:, first:], out[:, first:]
-    n = q.shape[1]
+    bound on the output's step) stays within the largest. Windows grow only over frames not
+    `pinned` ([J, T], the locked ones), which stay as they are, and so does each first frame.
+    The joints' frames are laid end to end, joint j's frame i at j n + i: one pass for all."""
+    q, p = src[:, :, first:], out[:, :, first:]
+    J, _, n = q.shape
     if n < 2:
         return
-    dq = np.abs(q[0, 1:] * q[0, :-1] + q[1, 1:] * q[1, :-1] + q[2, 1:] * q[2, :-1] + q[3, 1:] * q[3, :-1])
-    limit = 2.0 * math.acos(min(float(dq.min()), 1.0)) * (1.0 - _STEP_MARGIN)
-    dp = np.abs(p[0, 1:] * p[0, :-1] + p[1, 1:] * p[1, :-1] + p[2, 1:] * p[2, :-1] + p[3, 1:] * p[3, :-1])
-    bad = np.flatnonzero(dp < math.cos(0.5 * limit))
-    if not bad.size:
+    dq = np.abs(np.sum(q[:, :, 1:] * q[:, :, :-1], axis=1))
+    limit = 2.0 * np.arccos(np.minimum(dq.min(axis=1), 1.0)) * (1.0 - _STEP_MARGIN)
+    dp = np.abs(np.sum(p[:, :, 1:] * p[:, :, :-1], axis=1))
+    bad_j, bad_i = np.nonzero(dp < np.cos(0.5 * limit)[:, None])
+    if not bad_j.size:
         return
-    room = np.maximum(limit - 2.0 * np.arccos(np.minimum(dq, 1.0)), 0.0)
+    # room[j n + i]: what the source's step from frame i to i + 1 leaves (0 past each end).
+    steps = np.zeros((J, n))
+    steps[:, :-1] = np.maximum(limit[:, None] - 2.0 * np.arccos(np.minimum(dq, 1.0)), 0.0)
+    room = steps.ravel()
     total = np.concatenate([[0.0], np.cumsum(room)])
+    src_c = np.ascontiguousarray(q.transpose(1, 0, 2)).reshape(4, J * n)
+    out_c = np.ascontiguousarray(p.transpose(1, 0, 2)).reshape(4, J * n)
 
     def corr(i: np.ndarray) -> Array:
-        """The output's correction to the source on frames i, (w, x, y, z) [4, len(i)]."""
-        o, r = np.take(p, i, axis=1), np.take(q, i, axis=1)
+        """The output's correction to the source at i, (w, x, y, z) [4, len(i)]."""
+        o, r = np.take(out_c, i, axis=1), np.take(src_c, i, axis=1)
         return np.stack(quat._mul_c(o[0], o[1], o[2], o[3], r[0], -r[1], -r[2], -r[3]))
 
     def angle(x: Array, y: Array) -> Array:
@@ -333,16 +343,19 @@ def _limit_steps(src: Array, out: Array, first: int, pinned: np.ndarray) -> None
         return 2.0 * np.arccos(np.minimum(d, 1.0))
 
     # A window's ends may be locked frames (kept as they are) but nothing inside it: the lock
-    # holds. It grows past an end that is a free frame. The take's first frame stays as it is
+    # holds. It grows past an end that is a free frame. A take's first frame stays as it is
     # too (what comes before it, a transition's switch, joins there).
-    pin = pinned[first:].copy()
-    pin[0] = True
-    a, b = bad, bad + 1
+    held = pinned[:, first:].copy()
+    held[:, 0] = True
+    pin = held.ravel()
+    last = (np.arange(J * n) % n) == n - 1
+    a = bad_j * n + bad_i
+    b = a + 1
     while True:
         a, b = _merge(a, b)
         ca, cb = corr(a), corr(b)
         arc = angle(ca, cb)
-        free_a, free_b = ~pin[a], ~pin[b] & (b < n - 1)
+        free_a, free_b = ~pin[a], ~pin[b] & ~last[b]
         grow = (arc > total[b] - total[a]) & (free_a | free_b)
         if not grow.any():
             break
@@ -353,10 +366,13 @@ def _limit_steps(src: Array, out: Array, first: int, pinned: np.ndarray) -> None
     # frames) shares it a little more evenly: a source step at the largest leaves no room.
     short = arc > total[b] - total[a]
     # One that runs into the take's end goes as far toward the end's correction as its room allows.
-    loose = short & (b == n - 1) & ~pin[b]
+    loose = short & last[b] & ~pin[b]
     reach = np.where(loose, (total[b] - total[a]) / np.where(arc > 0.0, arc, 1.0), 1.0)
     short &= ~loose
-    evenly = np.concatenate([[0.0], np.cumsum(room + 1e-3 * limit)]) if short.any() else total
+    if short.any():
+        evenly = np.concatenate([[0.0], np.cumsum(room + np.repeat(1e-3 * limit, n))])
+    else:
+        evenly = total
     # The turn from ca to cb, the shorter way: half angle and axis.
     tw, tx, ty, tz = quat._mul_c(cb[0], cb[1], cb[2], cb[3], ca[0], -ca[1], -ca[2], -ca[3])
     sin = np.sqrt(tx * tx + ty * ty + tz * tz)
@@ -371,12 +387,13 @@ def _limit_steps(src: Array, out: Array, first: int, pinned: np.ndarray) -> None
     s = np.sin(x)
     ax = np.take(axis, win, axis=1)
     h = quat._mul_c(np.cos(x), ax[0] * s, ax[1] * s, ax[2] * s, *np.take(ca, win, axis=1))
-    r = np.take(q, f, axis=1)
+    r = np.take(src_c, f, axis=1)
     new = quat._mul_c(*h, r[0], r[1], r[2], r[3])
     size = np.sqrt(new[0] * new[0] + new[1] * new[1] + new[2] * new[2] + new[3] * new[3])
     scale = np.where(new[0] * r[0] + new[1] * r[1] + new[2] * r[2] + new[3] * r[3] < 0.0, -1.0, 1.0) / size
     for c in range(4):
-        p[c, f] = new[c] * scale
+        out_c[c, f] = new[c] * scale
+    p[...] = out_c.reshape(4, J, n).transpose(1, 0, 2)
 
 
 def _vec(x: Array, frames: np.ndarray) -> ik.Vec:
