@@ -318,23 +318,28 @@ def _limit_steps(src: Array, out: Array, first: int, pinned: np.ndarray) -> None
     J, _, n = q.shape
     if n < 2:
         return
-    dq = np.abs(np.sum(q[:, :, 1:] * q[:, :, :-1], axis=1))
+    dq = np.abs(sum(q[:, c, 1:] * q[:, c, :-1] for c in range(4)))
     limit = 2.0 * np.arccos(np.minimum(dq.min(axis=1), 1.0)) * (1.0 - _STEP_MARGIN)
-    dp = np.abs(np.sum(p[:, :, 1:] * p[:, :, :-1], axis=1))
-    bad_j, bad_i = np.nonzero(dp < np.cos(0.5 * limit)[:, None])
-    if not bad_j.size:
+    dp = np.abs(sum(p[:, c, 1:] * p[:, c, :-1] for c in range(4)))
+    bad = np.flatnonzero(dp < np.cos(0.5 * limit)[:, None])
+    if not bad.size:
         return
+    bad_j, bad_i = np.divmod(bad, n - 1)
     # room[j n + i]: what the source's step from frame i to i + 1 leaves (0 past each end).
     steps = np.zeros((J, n))
-    steps[:, :-1] = np.maximum(limit[:, None] - 2.0 * np.arccos(np.minimum(dq, 1.0)), 0.0)
+    for j in np.unique(bad_j):  # the joints that need it
+        steps[j, :-1] = np.maximum(limit[j] - 2.0 * np.arccos(np.minimum(dq[j], 1.0)), 0.0)
     room = steps.ravel()
     total = np.concatenate([[0.0], np.cumsum(room)])
-    src_c = np.ascontiguousarray(q.transpose(1, 0, 2)).reshape(4, J * n)
-    out_c = np.ascontiguousarray(p.transpose(1, 0, 2)).reshape(4, J * n)
 
-    def corr(i: np.ndarray) -> Array:
-        """The output's correction to the source at i, (w, x, y, z) [4, len(i)]."""
-        o, r = np.take(out_c, i, axis=1), np.take(src_c, i, axis=1)
+    def at(x: Array, k: np.ndarray) -> tuple[Array, Array, Array, Array]:
+        """x [J, 4, n] at flat indices k: components (w, x, y, z) [len(k)]."""
+        j, i = np.divmod(k, n)
+        return x[j, 0, i], x[j, 1, i], x[j, 2, i], x[j, 3, i]
+
+    def corr(k: np.ndarray) -> Array:
+        """The output's correction to the source at flat indices k, (w, x, y, z) [4, len(k)]."""
+        o, r = at(p, k), at(q, k)
         return np.stack(quat._mul_c(o[0], o[1], o[2], o[3], r[0], -r[1], -r[2], -r[3]))
 
     def angle(x: Array, y: Array) -> Array:
@@ -348,14 +353,13 @@ def _limit_steps(src: Array, out: Array, first: int, pinned: np.ndarray) -> None
     held = pinned[:, first:].copy()
     held[:, 0] = True
     pin = held.ravel()
-    last = (np.arange(J * n) % n) == n - 1
     a = bad_j * n + bad_i
     b = a + 1
     while True:
         a, b = _merge(a, b)
         ca, cb = corr(a), corr(b)
         arc = angle(ca, cb)
-        free_a, free_b = ~pin[a], ~pin[b] & ~last[b]
+        free_a, free_b = ~pin[a], ~pin[b] & (b % n != n - 1)
         grow = (arc > total[b] - total[a]) & (free_a | free_b)
         if not grow.any():
             break
@@ -366,13 +370,10 @@ def _limit_steps(src: Array, out: Array, first: int, pinned: np.ndarray) -> None
     # frames) shares it a little more evenly: a source step at the largest leaves no room.
     short = arc > total[b] - total[a]
     # One that runs into the take's end goes as far toward the end's correction as its room allows.
-    loose = short & last[b] & ~pin[b]
+    loose = short & (b % n == n - 1) & ~pin[b]
     reach = np.where(loose, (total[b] - total[a]) / np.where(arc > 0.0, arc, 1.0), 1.0)
     short &= ~loose
-    if short.any():
-        evenly = np.concatenate([[0.0], np.cumsum(room + np.repeat(1e-3 * limit, n))])
-    else:
-        evenly = total
+    even = 1e-3 * limit[a // n]  # added to each frame's room
     # The turn from ca to cb, the shorter way: half angle and axis.
     tw, tx, ty, tz = quat._mul_c(cb[0], cb[1], cb[2], cb[3], ca[0], -ca[1], -ca[2], -ca[3])
     sin = np.sqrt(tx * tx + ty * ty + tz * tz)
@@ -381,19 +382,19 @@ def _limit_steps(src: Array, out: Array, first: int, pinned: np.ndarray) -> None
     length = b - a + 1
     win = np.repeat(np.arange(len(a)), length)
     f = np.arange(length.sum()) - np.repeat(np.cumsum(length) - length, length) + a[win]
-    cum = np.where(short[win], evenly[f] - evenly[a[win]], total[f] - total[a[win]])
-    whole = np.where(short, evenly[b] - evenly[a], total[b] - total[a])
+    cum = total[f] - total[a[win]] + np.where(short, even, 0.0)[win] * (f - a[win])
+    whole = total[b] - total[a] + np.where(short, even, 0.0) * (b - a)
     x = cum / np.where(whole > 0.0, whole, 1.0)[win] * (reach * half)[win]
     s = np.sin(x)
     ax = np.take(axis, win, axis=1)
     h = quat._mul_c(np.cos(x), ax[0] * s, ax[1] * s, ax[2] * s, *np.take(ca, win, axis=1))
-    r = np.take(src_c, f, axis=1)
+    r = at(q, f)
     new = quat._mul_c(*h, r[0], r[1], r[2], r[3])
     size = np.sqrt(new[0] * new[0] + new[1] * new[1] + new[2] * new[2] + new[3] * new[3])
     scale = np.where(new[0] * r[0] + new[1] * r[1] + new[2] * r[2] + new[3] * r[3] < 0.0, -1.0, 1.0) / size
+    j, i = np.divmod(f, n)
     for c in range(4):
-        out_c[c, f] = new[c] * scale
-    p[...] = out_c.reshape(4, J, n).transpose(1, 0, 2)
+        p[j, c, i] = new[c] * scale
 
 
 def _vec(x: Array, frames: np.ndarray) -> ik.Vec:
