@@ -45,7 +45,10 @@ FREE = 0  # handle type HD_FREE
 _FLOATS = ("co", "handle_left", "handle_right")
 _INTS = ("interpolation", "handle_left_type", "handle_right_type", "easing", "type")
 _SCALARS = ("back", "amplitude", "period")
-_TOL = 1e-4  # Stride's keys "equal" the source's: float32 keys through float64 maths, far below a visible change
+# Stride's keys "equal" the source's: float32 keys through float64 maths, far below a visible change.
+_TOL = 1e-4
+# The bone properties Stride writes itself.
+_STRIDE_PROPS = (".rotation_quaternion", ".rotation_euler", ".location", ".rotation_axis_angle")
 
 
 class Piece(NamedTuple):
@@ -117,7 +120,11 @@ class Keys(NamedTuple):
         return len(self.co)
 
     def take(self, mask: Any) -> Keys:
-        return Keys(*(a[mask] for a in self))
+        return Keys(self.co[mask], self.left[mask], self.right[mask], self.ints[mask], self.scalars[mask])
+
+    def copied(self) -> Keys:
+        return Keys(self.co.copy(), self.left.copy(), self.right.copy(), self.ints.copy(),
+                    self.scalars.copy())
 
     def mapped(self, offset: float, scale: float) -> Keys:
         def x(a: np.ndarray) -> np.ndarray:
@@ -136,7 +143,9 @@ def _concat(parts: Sequence[Keys]) -> Keys:
     parts = [p for p in parts if len(p)]
     if not parts:
         return _empty()
-    return Keys(*(np.concatenate(arrays) for arrays in zip(*parts, strict=True)))
+    return Keys(np.concatenate([p.co for p in parts]), np.concatenate([p.left for p in parts]),
+                np.concatenate([p.right for p in parts]), np.concatenate([p.ints for p in parts]),
+                np.concatenate([p.scalars for p in parts]))
 
 
 def read(fc: Any) -> Keys:
@@ -154,7 +163,7 @@ def read(fc: Any) -> Keys:
     scalars = np.empty((len(_SCALARS), n), dtype=np.float32)
     for srow, prop in zip(scalars, _SCALARS, strict=True):
         kp.foreach_get(prop, srow)
-    return Keys(*floats, ints.T.copy(), scalars.T.astype(np.float64))
+    return Keys(floats[0], floats[1], floats[2], ints.T.copy(), scalars.T.astype(np.float64))
 
 
 def write(fc: Any, keys: Keys) -> None:
@@ -174,7 +183,8 @@ def write(fc: Any, keys: Keys) -> None:
 
 # -- cutting ----------------------------------------------------------------------------------------
 
-def _corrected(p0: np.ndarray, p1: np.ndarray, p2: np.ndarray, p3: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _corrected(p0: np.ndarray, p1: np.ndarray, p2: np.ndarray,
+               p3: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Handles as Blender evaluates a Bezier segment: shortened together when they overlap in time
     (BKE_fcurve_correct_bezpart)."""
     h1, h2 = p0 - p1, p3 - p2
@@ -189,7 +199,7 @@ def _split(keys: Keys, i: int, x: float, value: float) -> tuple[Keys, np.ndarray
     """A key at frame x inside segment i..i+1 with `value` (Blender's evaluation there): (new key,
     key i's new right handle, key i+1's new left handle), so that both halves trace the segment."""
     new = keys.take(slice(i, i + 1))
-    new = Keys(new.co.copy(), new.left.copy(), new.right.copy(), new.ints.copy(), new.scalars.copy())
+    new = new.copied()
     new.co[0] = (x, value)
     new.ints[0, 1:3] = FREE
     right, left = keys.right[i].copy(), keys.left[i + 1].copy()
@@ -200,7 +210,8 @@ def _split(keys: Keys, i: int, x: float, value: float) -> tuple[Keys, np.ndarray
         lo, hi = 0.0, 1.0  # x(t) rises on a corrected segment: bisect for x(t) = x
         for _ in range(60):
             t = 0.5 * (lo + hi)
-            xt = ((1 - t) ** 3) * p0[0] + 3 * (1 - t) ** 2 * t * p1[0] + 3 * (1 - t) * t * t * p2[0] + t ** 3 * p3[0]
+            u = 1.0 - t
+            xt = u ** 3 * p0[0] + 3 * u * u * t * p1[0] + 3 * u * t * t * p2[0] + t ** 3 * p3[0]
             lo, hi = (t, hi) if xt < x else (lo, t)
         t = 0.5 * (lo + hi)
         a, b, c = p0 + t * (p1 - p0), p1 + t * (p2 - p1), p2 + t * (p3 - p2)
@@ -257,7 +268,7 @@ def _held(template: Keys | None, x: float, value: float, interpolation: int = LI
         keys = Keys(np.zeros((1, 2)), np.zeros((1, 2)), np.zeros((1, 2)), np.zeros((1, 5), dtype=np.int32),
                     np.array([[1.70158, 0.8, 4.1]]))
     else:
-        keys = Keys(*(a.copy() for a in keys))
+        keys = keys.take(slice(0, 1)).copied()
     keys.co[0] = keys.left[0] = keys.right[0] = (x, value)
     keys.ints[0] = (interpolation, FREE, FREE, 0, 0)
     return keys
@@ -336,19 +347,21 @@ def carry(obj: Any, action: Any, slot: Any, pieces: Sequence[Piece]) -> Carried:
 
 def _values_at(fc: Any, keys: Keys, frames: np.ndarray) -> np.ndarray:
     """A curve's values at `frames` (its own keys where they fall on them, else Blender's)."""
-    if len(keys) == len(frames) and np.array_equal(keys.co[:, 0].astype(np.float32), frames.astype(np.float32)):
+    if len(keys) == len(frames) and np.array_equal(keys.co[:, 0].astype(np.float32),
+                                                   frames.astype(np.float32)):
         return keys.co[:, 1]
     return np.array([fc.evaluate(float(f)) for f in frames])
 
 
-def _exact(obj: Any, written: dict[tuple[str, int], Any], piece: Piece, src: dict[tuple[str, int], Any]) -> list[str]:
+def _exact(obj: Any, written: dict[tuple[str, int], Any], piece: Piece,
+           src: dict[tuple[str, int], Any]) -> list[str]:
     """Replace Stride's rotation and location keys over an exact piece by the source's own keys,
     per bone property, where they agree (within float32 through Stride's maths); the paths done."""
     done = []
     props: dict[str, list[int]] = {}
     for path, index in written:
         named = bridge.quoted_name(path, "pose.bones")
-        if named and named[1] in (".rotation_quaternion", ".rotation_euler", ".location", ".rotation_axis_angle"):
+        if named and named[1] in _STRIDE_PROPS:
             props.setdefault(path, []).append(index)
     inv = 1.0 / piece.scale
     for path, indices in sorted(props.items()):
@@ -364,8 +377,8 @@ def _exact(obj: Any, written: dict[tuple[str, int], Any], piece: Piece, src: dic
             continue
         theirs_keys = [read(src[(path, i)]) for i in indices]
         here = (frames[inside] - piece.offset) * inv
-        theirs = np.stack([_values_at(src[(path, i)], k, here) for i, k in zip(indices, theirs_keys, strict=True)],
-                          axis=-1)
+        theirs = np.stack([_values_at(src[(path, i)], k, here)
+                           for i, k in zip(indices, theirs_keys, strict=True)], axis=-1)
         mine = np.stack([k.co[inside, 1] for k in ours], axis=-1)
         kind = path.rsplit(".", 1)[1]
         aligned = _aligned(kind, theirs, mine)

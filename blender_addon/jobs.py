@@ -593,7 +593,8 @@ def write_result(obj: Any, clip: Clip, name: str, timing: bridge.Timing, source:
 def nla_actions(obj: Any) -> list[Any]:
     """The actions of an armature's NLA strips (whose other channels an NLA bake does not carry)."""
     adt = obj.animation_data
-    return [s.action for t in (adt.nla_tracks if adt is not None else ()) for s in t.strips if s.action is not None]
+    tracks = adt.nla_tracks if adt is not None else ()
+    return [s.action for t in tracks for s in t.strips if s.action is not None]
 
 
 PLAYS_ON = "stride_plays_on"  # on a baked action: the rig copy it plays on (showing.py), if not the rig
@@ -602,7 +603,8 @@ PLAYS_ON = "stride_plays_on"  # on a baked action: the rig copy it plays on (sho
 def transition_pieces(src_action: Any, dst_action: Any, obj: Any, out: Clip, timing: bridge.Timing,
                       dst_timing: bridge.Timing, options: TransitionOptions) -> list[Any]:
     """The pieces of a transition's sources in its result (carry.Piece): the source's frames up to
-    the switch, exact; the target's from the next frame on (the next key, where keys come closer), by the time mapping Stride uses for it
+    the switch, exact; the target's from the next frame on (the next key, where keys come closer), by
+    the time mapping Stride uses for it
     (target time t plays at switch + t - Target Time), to the result's end."""
     from . import carry
 

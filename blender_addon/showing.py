@@ -84,7 +84,8 @@ def overrides(obj: Any, bones: Iterable[str]) -> list[Override]:
     wanted = set(bones)
     found: list[Override] = []
     if obj.pose is None:
-        bpy.context.view_layer.update()
+        context: Any = bpy.context
+        context.view_layer.update()
     for pb in obj.pose.bones if obj.pose is not None else ():
         for c in pb.constraints:
             if not _active(c):
@@ -114,11 +115,12 @@ def make_player(obj: Any, found: list[Override]) -> Player:
     """A copy of `obj` ("<rig> (Stride)", sharing its armature data, in its collections) without the
     constraints and drivers in `found` and without the rig's NLA tracks or action; linked duplicates
     of the meshes `obj` deforms, deforming by the copy."""
+    context: Any = bpy.context
     copy = obj.copy()
     copy.name = obj.name + SUFFIX
-    for collection in obj.users_collection or (bpy.context.scene.collection,):
+    for collection in obj.users_collection or (context.scene.collection,):
         collection.objects.link(copy)
-    bpy.context.view_layer.update()  # the copy's pose exists once evaluated (and assigning needs it)
+    context.view_layer.update()  # the copy's pose exists once evaluated (and assigning needs it)
     adt = copy.animation_data
     if adt is not None:
         adt.action = None
@@ -135,13 +137,14 @@ def make_player(obj: Any, found: list[Override]) -> Player:
         if c is not None:
             constraints.remove(c)
     meshes = []
+    mesh: Any
     for mesh in [o for o in bpy.data.objects if o.type == "MESH"]:
         deforms = [m for m in mesh.modifiers if m.type == "ARMATURE" and m.object == obj]
         if not deforms:
             continue
-        twin = mesh.copy()  # a linked duplicate: the mesh data is shared
+        twin: Any = mesh.copy()  # a linked duplicate: the mesh data is shared
         twin.name = mesh.name + SUFFIX
-        for collection in mesh.users_collection or (bpy.context.scene.collection,):
+        for collection in mesh.users_collection or (context.scene.collection,):
             collection.objects.link(twin)
         for m in twin.modifiers:
             if m.type == "ARMATURE" and m.object == obj:
@@ -149,7 +152,7 @@ def make_player(obj: Any, found: list[Override]) -> Player:
         if twin.parent == obj:
             twin.parent = copy
         meshes.append(twin)
-    bpy.context.view_layer.update()
+    context.view_layer.update()
     return Player(copy, meshes)
 
 
@@ -165,7 +168,7 @@ def report(obj: Any, action: Any, player: Player, found: list[Override]) -> str:
     shown = ", ".join(o.describe() for o in found[:3]) + (", ..." if len(found) > 3 else "")
     meshes = (f" with linked copies of its meshes ({', '.join(repr(m.name) for m in player.meshes)})"
               if player.meshes else " (it deforms no mesh)")
-    return (f"{action.name!r} moves {len(bones)} bone(s) of {obj.name!r} that constraints or drivers override "
-            f"there ({shown}), where its keys would not show: it plays on {player.armature.name!r}, a copy "
-            f"of the rig without those{meshes}; {obj.name!r} and its actions are unchanged (hide it to see "
-            "the bake alone)")
+    return (f"{action.name!r} moves {len(bones)} bone(s) of {obj.name!r} that constraints or drivers "
+            f"override there ({shown}), where its keys would not show: it plays on "
+            f"{player.armature.name!r}, a copy of the rig without the constraints and drivers on the bones "
+            f"it keys{meshes}; {obj.name!r} and its actions are unchanged (hide it to see the bake alone)")

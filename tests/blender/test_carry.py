@@ -49,7 +49,8 @@ def _extras(stride, obj, action, seed: int):
     obj.pose.bones["Head"]["wiggle"] = 0.0
     obj["stride_blend_weight"] = 0.0
     for i in range(3):
-        _curve(stride, bag, 'pose.bones["LeftLeg"].scale', i, frames, 1.0 + 0.1 * rng.standard_normal(len(frames)))
+        values = 1.0 + 0.1 * rng.standard_normal(len(frames))
+        _curve(stride, bag, 'pose.bones["LeftLeg"].scale', i, frames, values)
     _curve(stride, bag, 'pose.bones["Spine"].bbone_curveinx', 0, frames, rng.standard_normal(len(frames)))
     _curve(stride, bag, 'pose.bones["Head"]["wiggle"]', 0, frames, rng.standard_normal(len(frames)))
     _curve(stride, bag, '["foo"]', 0, frames, seed + rng.standard_normal(len(frames)))
@@ -81,6 +82,9 @@ def takes(scene, stride):
     bpy.context.view_layer.objects.active = walk
     src, dst = bpy.data.actions["02_01"], bpy.data.actions["02_03"]
     _decimate(stride, walk, src)
+    # A non-root bone that moves: its location is Stride's to blend, read from keys as well.
+    _curve(stride, _bag(stride, src, walk), 'pose.bones["LeftArm"].location', 1, np.arange(1, 300, 9),
+           0.5 * np.sin(np.arange(1, 300, 9) / 10.0), group="LeftArm")
     _extras(stride, walk, src, 1)
     _extras(stride, run, dst, 7)
     stride.compat.assign(walk, src, stride.compat.action_slot(src, walk))
@@ -90,7 +94,8 @@ def takes(scene, stride):
 def test_frames_before_the_switch_equal_the_source_as_blender_plays_it(takes, stride):
     walk, src, dst = takes
     assert walk.pose.bones["LeftLeg"].rotation_mode != "QUATERNION"
-    before = [stride.compat.read_keys(fc).copy() for fc in stride.compat.fcurves(src, stride.compat.action_slot(src, walk))]
+    slot = stride.compat.action_slot(src, walk)
+    before = [stride.compat.read_keys(fc).copy() for fc in stride.compat.fcurves(src, slot)]
     assert bpy.ops.stride.bake_transition(source_time=SWITCH_S, target_action="02_03", target_time=TARGET_S,
                                           blend_time=0.3, lock_feet=False) == {"FINISHED"}
     baked = walk.animation_data.action
@@ -105,7 +110,7 @@ def test_frames_before_the_switch_equal_the_source_as_blender_plays_it(takes, st
     assert err[..., 3].max() <= 1e-5 * height, np.unravel_index(np.argmax(err[..., 3]), err[..., 3].shape)
     assert err[..., :3].max() <= 1e-5
     # The sources are untouched.
-    after = [stride.compat.read_keys(fc) for fc in stride.compat.fcurves(src, stride.compat.action_slot(src, walk))]
+    after = [stride.compat.read_keys(fc) for fc in stride.compat.fcurves(src, slot)]
     assert all(np.array_equal(a, b) for a, b in zip(before, after, strict=True))
 
     # Carried channels: the source's up to the switch, the target's (shifted) after it.
@@ -123,8 +128,9 @@ def test_frames_before_the_switch_equal_the_source_as_blender_plays_it(takes, st
         got, want = np.array([fc.evaluate(f) for f in pre]), np.array([a.evaluate(f) for f in pre])
         assert np.abs(got - want).max() <= 1e-5, (path, pre[np.argmax(np.abs(got - want))])
         post = np.arange(switch + 1.0, last + 0.01, 0.25)  # to the last frame
-        got, want = np.array([fc.evaluate(f) for f in post]), np.array([b.evaluate(f - switch + target_frame) for f in post])
-        assert np.abs(got - want).max() <= 1e-5, (path, post[np.argmax(np.abs(got - want))], np.abs(got - want).max())
+        got = np.array([fc.evaluate(f) for f in post])
+        want = np.array([b.evaluate(f - switch + target_frame) for f in post])
+        assert np.abs(got - want).max() <= 1e-5, (path, post[np.argmax(np.abs(got - want))])
 
 
 def test_lock_feet_carries_every_other_channel_whole(takes, stride):
@@ -182,7 +188,7 @@ def _constrained(stride, scene):
 
 
 def test_a_bake_of_constrained_bones_plays_on_a_copy_without_them(scene, stride):
-    walk, controls, body = _constrained(stride, scene)
+    walk, _, body = _constrained(stride, scene)
     src = walk.animation_data.action
     options = stride.options.TransitionOptions(target_action="02_03", source_time=1.5, target_time=0.4,
                                                lock_feet=False)
@@ -209,8 +215,8 @@ def test_a_bake_of_constrained_bones_plays_on_a_copy_without_them(scene, stride)
         scene.frame_set(1 + k)
         got = np.array([(world @ np.array(pb.matrix))[:3, 3] for pb in player.pose.bones])
         want = positions[k, order] @ to_blender.T
-        bad = np.abs(got - want).max(axis=1) > 1e-5 * clip.height * 2
-        assert not bad.any(), (k, [names[i] for i in np.flatnonzero(bad)], [tuple(player.data.bones[names[i]].head_local) for i in np.flatnonzero(bad)])
+        bad = np.abs(got - want).max(axis=1) > 1e-5 * clip.height
+        assert not bad.any(), (k, [names[i] for i in np.flatnonzero(bad)])
 
 
 def test_a_bake_that_shows_undoes_and_repeats_with_new_names(scene, stride):
@@ -227,5 +233,6 @@ def test_a_bake_that_shows_undoes_and_repeats_with_new_names(scene, stride):
     bpy.context.view_layer.objects.active = walk
     for _ in range(2):
         assert bpy.ops.stride.bake_transition(**kwargs) == {"FINISHED"}
-    assert {"02_01 (Stride)", "02_01 (Stride).001", "body (Stride)", "body (Stride).001"} <= set(bpy.data.objects.keys())
+    made = {"02_01 (Stride)", "02_01 (Stride).001", "body (Stride)", "body (Stride).001"}
+    assert made <= set(bpy.data.objects.keys())
     assert all(len(pb.constraints) == 1 for pb in bpy.data.objects["02_01"].pose.bones)
