@@ -236,3 +236,47 @@ def test_a_bake_that_shows_undoes_and_repeats_with_new_names(scene, stride):
     made = {"02_01 (Stride)", "02_01 (Stride).001", "body (Stride)", "body (Stride).001"}
     assert made <= set(bpy.data.objects.keys())
     assert all(len(pb.constraints) == 1 for pb in bpy.data.objects["02_01"].pose.bones)
+
+
+def test_cli_lock_feet_on_a_constrained_rig_says_where_the_bake_plays(scene, stride, tmp_path, capsys):
+    _constrained(stride, scene)
+    _extras(stride, bpy.data.objects["02_01"], bpy.data.actions["02_01"], 3)
+    path, out = tmp_path / "rig.blend", tmp_path / "locked.blend"
+    assert bpy.ops.wm.save_as_mainfile(filepath=str(path)) == {"FINISHED"}
+    assert stride.cli.main(["lock-feet", str(path), "--armature", "02_01", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "plays on '02_01 (Stride)'" in err, err
+    bpy.ops.wm.open_mainfile(filepath=str(out))
+    player, walk = bpy.data.objects["02_01 (Stride)"], bpy.data.objects["02_01"]
+    baked = player.animation_data.action
+    assert baked.name.startswith("02_01 (feet locked)") and walk.animation_data.action.name == "02_01"
+    bag = _bag(stride, baked, player)
+    for path_, index in CARRIED:
+        assert bag.fcurves.find(path_, index=index) is not None, path_
+
+
+def test_constraints_on_bones_the_bake_keeps_still_leave_it_on_the_rig(scene, stride):
+    scene.render.fps = 120
+    walk = blender_import(cmu_path("02_01"), rotate_mode="QUATERNION")
+    blender_import(cmu_path("02_03"), rotate_mode="QUATERNION")
+    bpy.context.view_layer.objects.active = walk
+    # Bones whose keys never turn in either take (CMU's static joints), as a rig's deform bones read
+    # from keys that never set them: constrained, they do not stop the bake from showing on the rig.
+    still = []
+    for pb in walk.pose.bones:
+        path = f'pose.bones["{pb.name}"].rotation_quaternion'
+        spans = [np.ptp(stride.compat.read_keys(fc)[:, 1])
+                 for name in ("02_01", "02_03") for fc in stride.compat.fcurves(bpy.data.actions[name],
+                 stride.compat.action_slot(bpy.data.actions[name], walk)) if fc.data_path == path]
+        if spans and max(spans) == 0.0:
+            still.append(pb.name)
+    assert still
+    for name in still:
+        c = walk.pose.bones[name].constraints.new("COPY_ROTATION")
+        c.target, c.subtarget = walk, "Hips"
+    with stride.jobs.core_warnings() as warned:
+        baked, _ = stride.jobs.bake_transition(walk, options=stride.options.TransitionOptions(
+            target_action="02_03", source_time=1.5, target_time=0.4, lock_feet=False))
+    assert walk.animation_data.action == baked and baked.get(stride.jobs.PLAYS_ON) is None
+    assert not [o for o in bpy.data.objects if o.name.endswith("(Stride)")]
+    assert not any("plays on" in w for w in warned)
