@@ -558,6 +558,8 @@ def write_result(obj: Any, clip: Clip, name: str, timing: bridge.Timing, source:
     found = showing.overrides(obj, showing.moving_joints(clip))
     player = showing.make_player(obj, showing.overrides(obj, clip.names)) if found else None
     target = player.armature if player is not None else obj
+    adt = obj.animation_data
+    previous = (adt.action, getattr(adt, "action_slot", None)) if adt is not None else (None, None)
     try:
         action = bridge.clip_to_action(clip, target, name, frame_start=timing.start, action_fps=timing.fps,
                                        assign=True, progress=bridge.progress_after(progress, 0.5))
@@ -565,20 +567,30 @@ def write_result(obj: Any, clip: Clip, name: str, timing: bridge.Timing, source:
         if player is not None:
             showing.remove_player(player)
         raise
-    slot = compat.action_slot(action, target)
-    if pieces:
-        done = carry.carry(obj, action, slot, pieces)
-        for note in done.notes:
-            warnings.warn(note, carry.CarryWarning, stacklevel=2)
-    else:
-        written = set(carry.channels(action, slot))
-        left = sorted({p for act in [source, *others] if act is not None
-                       for p in carry.uncarried(obj, act, compat.action_slot(act, obj), written)})
-        if left:
-            warnings.warn(f"{action.name!r} does not carry {len(left)} channel(s) of its sources that Stride "
-                          f"does not blend ({', '.join(left[:4])}{', ...' if len(left) > 4 else ''}): this "
-                          "bake's timing differs from theirs; key them on the result if it needs them",
-                          carry.CarryWarning, stacklevel=2)
+    try:
+        slot = compat.action_slot(action, target)
+        if pieces:
+            done = carry.carry(obj, action, slot, pieces)
+            for note in done.notes:
+                warnings.warn(note, carry.CarryWarning, stacklevel=2)
+        else:
+            written = set(carry.channels(action, slot))
+            left = sorted({p for act in [source, *others] if act is not None
+                           for p in carry.uncarried(obj, act, compat.action_slot(act, obj), written)})
+            if left:
+                more = ", ..." if len(left) > 4 else ""
+                warnings.warn(f"{action.name!r} does not carry {len(left)} channel(s) of its sources that "
+                              f"Stride does not blend ({', '.join(left[:4])}{more}): this bake's timing "
+                              "differs from theirs; key them on the result if it needs them",
+                              carry.CarryWarning, stacklevel=2)
+    except BaseException:
+        # Nothing half-made stays behind (as clip_to_action leaves nothing); the rig plays what it did.
+        bpy.data.actions.remove(action)
+        if player is not None:
+            showing.remove_player(player)
+        elif previous[0] is not None:
+            compat.assign(obj, previous[0], previous[1])
+        raise
     if source is not None:
         action[BAKED_FROM] = source.name
     for track, times in clip.events.items():

@@ -115,44 +115,51 @@ def make_player(obj: Any, found: list[Override]) -> Player:
     """A copy of `obj` ("<rig> (Stride)", sharing its armature data, in its collections) without the
     constraints and drivers in `found` and without the rig's NLA tracks or action; linked duplicates
     of the meshes `obj` deforms, deforming by the copy."""
+    if obj.animation_data is not None and obj.animation_data.use_tweak_mode:
+        raise bridge.BridgeError(f"{obj.name!r} is in NLA tweak mode, where its action cannot change: leave "
+                                 "it (Tab in the NLA Editor), then try again")
     context: Any = bpy.context
     copy = obj.copy()
-    copy.name = obj.name + SUFFIX
-    for collection in obj.users_collection or (context.scene.collection,):
-        collection.objects.link(copy)
-    context.view_layer.update()  # the copy's pose exists once evaluated (and assigning needs it)
-    adt = copy.animation_data
-    if adt is not None:
-        adt.action = None
-        for track in list(adt.nla_tracks):
-            adt.nla_tracks.remove(track)
-        drivers = {(o.bone, "DRIVER") for o in found if o.kind == "DRIVER"}
-        for d in list(adt.drivers):
-            named = bridge.quoted_name(d.data_path, "pose.bones")
-            if named and (named[0], "DRIVER") in drivers and named[1].lstrip(".") in TRANSFORMS:
-                adt.drivers.remove(d)
-    for owner, name in {(o.owner, o.constraint) for o in found if o.kind != "DRIVER"}:
-        constraints = copy.pose.bones[owner].constraints
-        c = constraints.get(name)
-        if c is not None:
-            constraints.remove(c)
-    meshes = []
-    mesh: Any
-    for mesh in [o for o in bpy.data.objects if o.type == "MESH"]:
-        deforms = [m for m in mesh.modifiers if m.type == "ARMATURE" and m.object == obj]
-        if not deforms:
-            continue
-        twin: Any = mesh.copy()  # a linked duplicate: the mesh data is shared
-        twin.name = mesh.name + SUFFIX
-        for collection in mesh.users_collection or (context.scene.collection,):
-            collection.objects.link(twin)
-        for m in twin.modifiers:
-            if m.type == "ARMATURE" and m.object == obj:
-                m.object = copy
-        if twin.parent == obj:
-            twin.parent = copy
-        meshes.append(twin)
-    context.view_layer.update()
+    meshes: list[Any] = []
+    try:
+        copy.name = obj.name + SUFFIX
+        for collection in obj.users_collection or (context.scene.collection,):
+            collection.objects.link(copy)
+        context.view_layer.update()  # the copy's pose exists once evaluated (and assigning needs it)
+        adt = copy.animation_data
+        if adt is not None:
+            adt.action = None
+            for track in list(adt.nla_tracks):
+                adt.nla_tracks.remove(track)
+            drivers = {(o.bone, "DRIVER") for o in found if o.kind == "DRIVER"}
+            for d in list(adt.drivers):
+                named = bridge.quoted_name(d.data_path, "pose.bones")
+                if named and (named[0], "DRIVER") in drivers and named[1].lstrip(".") in TRANSFORMS:
+                    adt.drivers.remove(d)
+        for owner, name in {(o.owner, o.constraint) for o in found if o.kind != "DRIVER"}:
+            constraints = copy.pose.bones[owner].constraints
+            c = constraints.get(name)
+            if c is not None:
+                constraints.remove(c)
+        mesh: Any
+        for mesh in [o for o in bpy.data.objects if o.type == "MESH"]:
+            deforms = [m for m in mesh.modifiers if m.type == "ARMATURE" and m.object == obj]
+            if not deforms:
+                continue
+            twin: Any = mesh.copy()  # a linked duplicate: the mesh data is shared
+            twin.name = mesh.name + SUFFIX
+            for collection in mesh.users_collection or (context.scene.collection,):
+                collection.objects.link(twin)
+            for m in twin.modifiers:
+                if m.type == "ARMATURE" and m.object == obj:
+                    m.object = copy
+            if twin.parent == obj:
+                twin.parent = copy
+            meshes.append(twin)
+        context.view_layer.update()
+    except BaseException:
+        remove_player(Player(copy, meshes))
+        raise
     return Player(copy, meshes)
 
 
