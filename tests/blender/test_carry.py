@@ -4,6 +4,8 @@ Blender's own evaluation: `frame_set` and pose bone matrices, F-curve evaluation
 
 from __future__ import annotations
 
+import importlib
+
 import bpy
 import numpy as np
 import pytest
@@ -280,3 +282,22 @@ def test_constraints_on_bones_the_bake_keeps_still_leave_it_on_the_rig(scene, st
     assert walk.animation_data.action == baked and baked.get(stride.jobs.PLAYS_ON) is None
     assert not [o for o in bpy.data.objects if o.name.endswith("(Stride)")]
     assert not any("plays on" in w for w in warned)
+
+
+def test_ik_chains_and_drivers_override_the_bones_they_reach(scene, stride):
+    walk = blender_import(cmu_path("02_01"), rotate_mode="QUATERNION")
+    ik = walk.pose.bones["LeftFoot"].constraints.new("IK")
+    ik.target, ik.subtarget, ik.chain_count = walk, "Hips", 2
+    muted = walk.pose.bones["RightFoot"].constraints.new("COPY_ROTATION")
+    muted.target, muted.subtarget, muted.mute = walk, "Hips", True
+    limit = walk.pose.bones["RightLeg"].constraints.new("LIMIT_ROTATION")
+    limit.use_limit_x = True
+    driver = walk.driver_add('pose.bones["Head"].rotation_quaternion', 1).driver
+    driver.expression = "0.1"
+    bpy.context.view_layer.update()
+    names = [pb.name for pb in walk.pose.bones]
+    showing = importlib.import_module(f"{stride.__name__}.showing")
+    found = {(o.bone, o.kind) for o in showing.overrides(walk, names)}
+    # The IK's two bones (the foot and its parent, not the thigh), the driven head; not the muted
+    # constraint nor the limit.
+    assert found == {("LeftFoot", "IK"), ("LeftLeg", "IK"), ("Head", "DRIVER")}
