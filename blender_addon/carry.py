@@ -25,7 +25,9 @@ piece marked `exact` where Stride's keys there equal the source's (a rotation re
 written back unchanged): the source's Bezier handles and sub-frame keys then play exactly as
 Blender evaluated them, where Stride's keys at its clip's frames would interpolate linearly between
 them. Stride's keys after such a piece are turned (Euler angles by whole turns, quaternions by sign)
-to continue the source's keys without a spin.
+to continue the source's keys without a spin. Where they do not agree (a pose read from Blender's
+evaluation that constraints moved, feet Stride locked, Euler keys past the gimbal's other solution)
+Stride's keys stay: equal to the source at its clip's frames, linear between them.
 """
 
 from __future__ import annotations
