@@ -277,10 +277,13 @@ def lock_feet_action(obj: Any, *, options: LockFeetOptions, progress: Callable[[
     land: (action, clip, notes). Contacts come from the action's `stride_contact_L/R` curves when
     it has them (Write Event Curves; edit them to say where a foot is planted), else they are
     detected (Foot Speed 0: Auto). `lower_pelvis`: as for lock_feet_clip."""
+    from . import carry
+
     act, slot, clip, timing = _armature_action(obj, options.action)
     out, notes = lock_feet_clip(clip, options=options, masks=contact_masks(act, slot, timing, clip),
                                 lower_pelvis=lower_pelvis)
-    result = write_result(obj, out, f"{act.name} (feet locked)", timing, source=act, progress=progress)
+    result = write_result(obj, out, f"{act.name} (feet locked)", timing, source=act, progress=progress,
+                          pieces=[carry.Piece(act, slot)])
     return result, out, notes
 
 
@@ -537,20 +540,96 @@ def resolve_source(obj: Any, name: str = "") -> Any:
 
 
 def write_result(obj: Any, clip: Clip, name: str, timing: bridge.Timing, source: Any = None,
-                 progress: Callable[[float], None] | None = None) -> Any:
+                 progress: Callable[[float], None] | None = None, *, pieces: Sequence[Any] | None = None,
+                 others: Sequence[Any] = ()) -> Any:
     """A new action on `obj` holding `clip` (made active), its events as markers with exact times;
     `source`: the action it was baked from. `progress`: told a bake's progress, the maths done;
-    writing keys is its second half."""
+    writing keys is its second half.
+
+    `pieces` (carry.Piece): the source actions playing in the result, whose channels Stride does not
+    blend (scale, B-bones, custom properties) are carried into it; without them, the channels of
+    `source` and `others` that the result lacks are named in a CarryWarning (never dropped silently).
+    Where constraints or drivers override bones the result moves, it plays on a copy of the rig
+    (showing.py), named in a ShowWarning."""
+    from . import carry, showing
     from .markers import replace_track
 
-    action = bridge.clip_to_action(clip, obj, name, frame_start=timing.start, action_fps=timing.fps,
-                                   assign=True, progress=bridge.progress_after(progress, 0.5))
+    # A copy only where bones the result moves are overridden; on it, every bone it keys plays its keys.
+    found = showing.overrides(obj, showing.moving_joints(clip))
+    player = showing.make_player(obj, showing.overrides(obj, clip.names)) if found else None
+    target = player.armature if player is not None else obj
+    adt = obj.animation_data
+    previous = (adt.action, getattr(adt, "action_slot", None)) if adt is not None else (None, None)
+    try:
+        action = bridge.clip_to_action(clip, target, name, frame_start=timing.start, action_fps=timing.fps,
+                                       assign=True, progress=bridge.progress_after(progress, 0.5))
+    except BaseException:
+        if player is not None:
+            showing.remove_player(player)
+        raise
+    try:
+        slot = compat.action_slot(action, target)
+        if pieces:
+            done = carry.carry(obj, action, slot, pieces)
+            for note in done.notes:
+                warnings.warn(note, carry.CarryWarning, stacklevel=2)
+        else:
+            written = set(carry.channels(action, slot))
+            left = sorted({p for act in [source, *others] if act is not None
+                           for p in carry.uncarried(obj, act, compat.action_slot(act, obj), written)})
+            if left:
+                more = ", ..." if len(left) > 4 else ""
+                warnings.warn(f"{action.name!r} does not carry {len(left)} channel(s) of its sources that "
+                              f"Stride does not blend ({', '.join(left[:4])}{more}): this bake's timing "
+                              "differs from theirs; key them on the result if it needs them",
+                              carry.CarryWarning, stacklevel=2)
+    except BaseException:
+        # Nothing half-made stays behind (as clip_to_action leaves nothing); the rig plays what it did.
+        bpy.data.actions.remove(action)
+        if player is not None:
+            showing.remove_player(player)
+        elif previous[0] is not None:
+            compat.assign(obj, previous[0], previous[1])
+        raise
     if source is not None:
         action[BAKED_FROM] = source.name
     for track, times in clip.events.items():
         if len(times):
             replace_track(action, track, np.asarray(times), timing)
+    if player is not None:
+        action[PLAYS_ON] = player.armature.name
+        warnings.warn(showing.report(obj, action, player, found), showing.ShowWarning, stacklevel=2)
     return action
+
+
+def nla_actions(obj: Any) -> list[Any]:
+    """The actions of an armature's NLA strips (whose other channels an NLA bake does not carry)."""
+    adt = obj.animation_data
+    tracks = adt.nla_tracks if adt is not None else ()
+    return [s.action for t in tracks for s in t.strips if s.action is not None]
+
+
+PLAYS_ON = "stride_plays_on"  # on a baked action: the rig copy it plays on (showing.py), if not the rig
+
+
+def transition_pieces(src_action: Any, dst_action: Any, obj: Any, out: Clip, timing: bridge.Timing,
+                      dst_timing: bridge.Timing, options: TransitionOptions) -> list[Any]:
+    """The pieces of a transition's sources in its result (carry.Piece): the source's frames up to
+    the switch, exact; the target's from the next frame on (the next key, where keys come closer), by
+    the time mapping Stride uses for it
+    (target time t plays at switch + t - Target Time), to the result's end."""
+    from . import carry
+
+    fps = out.fps
+    i_s, i_d = round(options.source_time * fps), round(options.target_time * fps)
+    switch = float(timing.frame(i_s / fps))
+    step = min(1.0, timing.fps / fps)  # the next scene frame, or the next key where keys come closer
+    scale = timing.fps / dst_timing.fps
+    offset = switch - scale * float(dst_timing.frame(i_d / fps))
+    end = float(timing.frame((out.n_frames - 1) / fps))
+    return [carry.Piece(src_action, compat.action_slot(src_action, obj), end=switch),
+            carry.Piece(dst_action, compat.action_slot(dst_action, obj), start=switch + step, end=end,
+                        offset=offset, scale=scale, exact=False)]
 
 
 def bake_transition(obj: Any, *, options: TransitionOptions,
@@ -563,12 +642,13 @@ def bake_transition(obj: Any, *, options: TransitionOptions,
     src_action = resolve_source(obj, options.source_action)
     dst_action, _ = bridge.resolve_action(obj, options.target_action)
     src, timing = bridge.read_action(obj, src_action)
-    dst, _ = bridge.read_action(obj, dst_action)
+    dst, dst_timing = bridge.read_action(obj, dst_action)
     for act in (src_action, dst_action):
         bridge.check_skeleton(obj, act, options.allow_mismatch)
     out = transition_clip(src, dst, options=options)
     name = f"{src_action.name} > {dst_action.name} ({options.method.lower()})"
-    return write_result(obj, out, name, timing, src_action, progress), out
+    pieces = transition_pieces(src_action, dst_action, obj, out, timing, dst_timing, options)
+    return write_result(obj, out, name, timing, src_action, progress, pieces=pieces), out
 
 
 def bake_nla_track(obj: Any, *, options: NlaBakeOptions,
@@ -581,7 +661,8 @@ def bake_nla_track(obj: Any, *, options: NlaBakeOptions,
                                                         options.allow_mismatch)
     out = transition.sequence(items, blends, method, lock_feet=options.lock_feet)
     name = f"{track_name} baked ({options.method.lower()})"
-    return write_result(obj, out, name, bridge.Timing(start, bridge.scene_fps()), progress=progress), out
+    return write_result(obj, out, name, bridge.Timing(start, bridge.scene_fps()), progress=progress,
+                        others=nla_actions(obj)), out
 
 
 # -- synchronized blends --------------------------------------------------------------------------
