@@ -528,17 +528,21 @@ def _sync_blend(args: argparse.Namespace) -> int:
     else:
         weight = {"weight_mode": "CONSTANT", "weight": args.weight}
     options = _options(SyncOptions, args, mode=args.mode.upper(), **unit, **weight)
+    to_blend = source.suffix.lower() == ".blend" and not args.out.lower().endswith(".bvh")
+    rate = None
+    if to_blend:  # keyed at the scene's whole frames, as the operator keys it
+        bpy.ops.wm.open_mainfile(filepath=str(source))
+        rate = bridge.scene_fps(bridge.current_scene())
     clip, used = jobs.sync_clip(a, b, options=options, timing_a=timing_a, timing_b=timing_b, curve=curve,
-                                labels=SYNC_LABELS)
+                                labels=SYNC_LABELS, rate=rate)
     if args.speed is not None:
         print(f"stride: weight {used:.4f} travels at {args.speed:g} m/s")
     name = f"{a.name} + {b.name} sync ({args.mode})"
     closed = jobs.loops(options)
-    if source.suffix.lower() == ".blend" and not args.out.lower().endswith(".bvh"):
-        bpy.ops.wm.open_mainfile(filepath=str(source))
+    if to_blend:
         obj = jobs.find_armature()
         scene = bridge.current_scene()
-        timing = bridge.Timing(float(scene.frame_start), bridge.scene_fps(scene) if closed else clip.fps)
+        timing = bridge.Timing(float(scene.frame_start), bridge.scene_fps(scene))
         action = jobs.write_result(obj, clip, name, timing, obj.animation_data.action)
         if closed:
             jobs.add_cycles_modifiers(obj, action)

@@ -625,10 +625,11 @@ def loops(options: SyncOptions) -> bool:
 
 def sync_clip(a: Clip, b: Clip, *, options: SyncOptions, timing_a: bridge.Timing,
               timing_b: bridge.Timing, curve: tuple[np.ndarray, np.ndarray] | None = None,
-              labels: dict[str, str] = SYNC_LABELS) -> tuple[Clip, float | None]:
+              labels: dict[str, str] = SYNC_LABELS, rate: float | None = None) -> tuple[Clip, float | None]:
     """The synchronized blend the options ask for, from two clips (whole takes): (clip, weight used
     when it is one). `curve`: (seconds, weights) for a CURVE weight. `timing_*`: the frames that
-    A Frames and B Frames count in."""
+    A Frames and B Frames count in. `rate`: the frames per second the result is keyed at (a
+    scene's; None: a's, for a file); a clip's frame k is then key k, whole frames apart."""
     from .core import root, sync
 
     if options.mode.upper() not in SYNC_MODES:
@@ -636,9 +637,11 @@ def sync_clip(a: Clip, b: Clip, *, options: SyncOptions, timing_a: bridge.Timing
     if options.duration_unit == "CYCLES" and options.weight_mode == "CURVE":
         raise JobError(CYCLES_NEED_ONE_WEIGHT)
     # One loop: whole blended cycles at one weight, from straightened cycles so that the heading
-    # closes too. Blended cycles are rarely whole frames long, so such a bake is sampled on a grid
-    # that closes exactly (its last key is its first, one loop on) and keyed at the scene's rate;
-    # Blender's Cycles modifier then repeats it seamlessly.
+    # closes too. One time base: every bake is sampled at whole frames of `rate`. Blended cycles
+    # are rarely whole frames long, so whole cycles (looping or not) are played on the nearest
+    # grid of whole frames that closes on them (their last frame is their first, one loop on:
+    # faster or slower by at most half a frame over the cycles); Blender's Cycles modifier then
+    # repeats a loop seamlessly, and a loop and the same cycles baked without Cyclic match.
     closed = loops(options)
     hint = labels["cycle_hint"]
     check_lengths(a, b, options.allow_mismatch, labels.get("allow_mismatch", "Allow Mismatch"))
@@ -652,14 +655,18 @@ def sync_clip(a: Clip, b: Clip, *, options: SyncOptions, timing_a: bridge.Timing
         if curve is None:
             raise JobError("a Curve weight needs its keys")
         w = curve
-    duration, fps = options.duration, None
+    fps = a.fps if rate is None else float(rate)
+    duration = options.duration
     if options.duration_unit == "CYCLES":
         assert used is not None  # refused above for a weight curve
         duration = duration * sync.cycle_length(a, b, used, core_mode)
-        if closed:
-            fps = max(1, round(duration * a.fps)) / duration
+        fps = max(1, round(duration * fps)) / duration
     out = sync.sync_blend(a, b, w, duration, mode=core_mode, fps=fps,
                           mask=joint_mask(a, options.mask, labels["mask"]), lock_feet=options.lock_feet)
+    if rate is not None and fps != rate:
+        # Frame k of the grid is played at whole frame k of `rate`: its events go with it.
+        scale = fps / rate
+        out = out.replace(fps=float(rate), events={k: np.asarray(v) * scale for k, v in out.events.items()})
     return (root.in_place(out) if options.in_place else out), used
 
 
@@ -750,11 +757,12 @@ def bake_sync_blend(obj: Any, *, options: SyncOptions,
     (a, timing_a), (b, timing_b) = bridge.read_action(obj, act_a), bridge.read_action(obj, act_b)
     for act in (act_a, act_b):
         bridge.check_skeleton(obj, act, options.allow_mismatch)
-    out, used = sync_clip(a, b, options=options, timing_a=timing_a, timing_b=timing_b, curve=curve)
+    out, used = sync_clip(a, b, options=options, timing_a=timing_a, timing_b=timing_b, curve=curve,
+                          rate=rate)
     name = f"{act_a.name} + {act_b.name} sync ({options.mode.lower()})"
-    closed = loops(options)
-    action = write_result(obj, out, name, bridge.Timing(start, rate if closed else out.fps), act_a, progress)
-    if closed:
+    # Keys at whole scene frames, one per frame of the blend (sync_clip's one time base).
+    action = write_result(obj, out, name, bridge.Timing(start, rate), act_a, progress)
+    if loops(options):
         add_cycles_modifiers(obj, action)
     return action, out, used
 
