@@ -573,13 +573,14 @@ def bake_transition(obj: Any, *, options: TransitionOptions,
 
 def bake_nla_track(obj: Any, *, options: NlaBakeOptions,
                    progress: Callable[[float], None] | None = None) -> tuple[Any, Clip]:
-    """One new action from an NLA track's strips, with transitions where strips meet."""
+    """One new action from what the NLA plays on the chosen tracks (bridge.nla_items), with
+    transitions where one strip takes over from another."""
     from .core import transition
 
     method = core_method(options.method)
     items, blends, start, track_name = bridge.nla_items(obj, options.track, options.blend_time,
                                                         options.allow_mismatch)
-    out = transition.sequence(items, blends, method, lock_feet=options.lock_feet)
+    out = transition.sequence(items, blends, method, lock_feet=options.lock_feet, reanchor=options.reanchor)
     name = f"{track_name} baked ({options.method.lower()})"
     return write_result(obj, out, name, bridge.Timing(start, bridge.scene_fps()), progress=progress), out
 
@@ -856,7 +857,7 @@ class SyncPreview(NamedTuple):
     a: CyclePreview | None
     b: CyclePreview | None
     weight: float  # the one weight: Weight, or the one that travels at Speed (nan for a Curve)
-    cycle_seconds: float  # one blended cycle at that weight (nan for a Curve)
+    cycle_seconds: float  # one blended cycle at that weight as baked (nan for a Curve; see played_cycles)
     speed_mps: float  # the speed the blend travels at that weight (nan for a Curve)
     speed_range: tuple[float, float]  # the speeds Speed can ask for (weights 0 and 1), slowest first
     problem: str  # what stops the bake ('' when nothing does)
@@ -899,13 +900,22 @@ def preview_sync(obj: Any, *, options: SyncOptions) -> SyncPreview:
         a.check_compatible(b)
         key = ("sync", action_key(obj, act_a), action_key(obj, act_b), closed, tuple(options.frames_a),
                tuple(options.frames_b), options.mode, options.weight_mode, options.weight, options.speed_mps)
-        return _kept(key, lambda: _blend_preview(a, b, cycles[0], cycles[1], options))
+        return _kept(key, lambda: _blend_preview(a, b, cycles[0], cycles[1], options, bridge.scene_fps()))
     except USER_ERRORS as exc:
         return SyncPreview(cycles[0], cycles[1], math.nan, math.nan, math.nan, _NO_SPEEDS, str(exc))
 
 
+def played_cycles(seconds: float, options: SyncOptions, rate: float) -> float:
+    """How long `seconds` of blended cycle lasts as Bake Sync Blend keys it at `rate`: a duration
+    in Cycles is played on the nearest whole number of frames (sync_clip's one time base)."""
+    if options.duration_unit != "CYCLES" or not options.duration > 0:
+        return seconds
+    total = options.duration * seconds
+    return max(1, round(total * rate)) / rate / options.duration
+
+
 def _blend_preview(a: Clip, b: Clip, pa: CyclePreview | None, pb: CyclePreview | None,
-                   options: SyncOptions) -> SyncPreview:
+                   options: SyncOptions, rate: float) -> SyncPreview:
     from .core import sync
 
     mode = options.mode.lower()
@@ -918,5 +928,8 @@ def _blend_preview(a: Clip, b: Clip, pa: CyclePreview | None, pb: CyclePreview |
     if weight is None:
         problem = CYCLES_NEED_ONE_WEIGHT if options.duration_unit == "CYCLES" else ""
         return SyncPreview(pa, pb, math.nan, math.nan, math.nan, speeds, problem)
-    return SyncPreview(pa, pb, weight, sync.cycle_length(a, b, weight, mode),
-                       sync.blend_speed(a, b, weight, mode), speeds, "")
+    seconds = sync.cycle_length(a, b, weight, mode)
+    played = played_cycles(seconds, options, rate)
+    # The same stride over the played cycle.
+    return SyncPreview(pa, pb, weight, played, sync.blend_speed(a, b, weight, mode) * seconds / played,
+                       speeds, "")

@@ -11,6 +11,7 @@ def played(obj, frames, names=None):
     """[F, B, 4, 4] armature-space pose bone matrices of `obj` (bones `names`, default all) as
     Blender evaluates them at each of `frames` (NLA, modifiers, constraints and all)."""
     scene = bpy.context.scene
+    assert scene is not None
     names = names or [pb.name for pb in obj.pose.bones]
     out = np.empty((len(frames), len(names), 4, 4))
     for i, f in enumerate(frames):

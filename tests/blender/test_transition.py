@@ -159,11 +159,12 @@ def test_nla_bake_reports_unsupported_strip_settings_and_creates_nothing(scene, 
     _obj, _track, (_a, b, c) = nla_setup(scene, stride)
     b.use_reverse = True
     actions = sorted(x.name for x in bpy.data.actions)
-    with pytest.raises(RuntimeError, match="NLA strip 'run' uses a reversed strip"):
+    with pytest.raises(RuntimeError, match="NLA strip 'run' on track 'Locomotion' uses a reversed strip"):
         bpy.ops.stride.bake_nla_track(track="Locomotion")
     b.use_reverse = False
     c.use_animated_influence = True
-    with pytest.raises(RuntimeError, match="NLA strip 'walk again' uses animated influence"):
+    with pytest.raises(RuntimeError, match="NLA strip 'walk again' on track 'Locomotion' uses animated "
+                                           "influence"):
         bpy.ops.stride.bake_nla_track()
     assert sorted(x.name for x in bpy.data.actions) == actions
 
