@@ -481,6 +481,34 @@ def _strip_problems(s: Any) -> list[str]:
         ("no action (choose its action)", s.action is None)) if on]
 
 
+def _keyed_channels(obj: Any, strip: Any) -> set[tuple[str, str]]:
+    """{(bone, 'location' | 'rotation' | 'scale')} the strip's action keys for `obj`."""
+    slot = getattr(strip, "action_slot", None) or compat.action_slot(strip.action, obj)
+    out = set()
+    for fc in compat.fcurves(strip.action, slot):
+        named = quoted_name(fc.data_path, "pose.bones")
+        if named is not None:
+            prop = named[1].lstrip(".")
+            out.add((named[0], "rotation" if prop.startswith("rotation_") else prop))
+    return out
+
+
+def _check_whole_poses(obj: Any, strips: list[Any], names: list[str], shown: list[int]) -> None:
+    """Refuse strips of a stack whose actions key different channels: under the NLA a channel a
+    strip does not key shows the track below, which a bake of whole poses cannot reproduce."""
+    keyed = {i: _keyed_channels(obj, strips[i]) for i in sorted(set(shown))}
+    union = set().union(*keyed.values())
+    for i, channels in keyed.items():
+        missing = sorted(union - channels)
+        if missing:
+            bone, prop = missing[0]
+            other = next(names[j] for j, c in keyed.items() if (bone, prop) in c)
+            raise BridgeError(f"NLA {names[i]} (action {strips[i].action.name!r}) keys no {prop} of bone "
+                              f"{bone!r}, which {other} keys: there the NLA shows what is below it, which "
+                              "Stride cannot bake; key that channel in the action, or bake the tracks "
+                              "one at a time")
+
+
 def nla_items(obj: Any, track: str = "", default_blend: float = 0.25,
               allow_mismatch: bool = False) -> tuple[list, list[float], float, str]:
     """([(clip, start_s, end_s)] at the scene rate, blend time per junction, first frame, track
@@ -520,6 +548,9 @@ def nla_items(obj: Any, track: str = "", default_blend: float = 0.25,
         segments, blend_frames = nla.plays(specs, first, last)
     except nla.NlaError as exc:
         raise BridgeError(f"the NLA of {obj.name!r}: {exc}") from None
+    if len({sp.track for sp in playing}) > 1:  # strips over strips: all of them, hidden or not
+        _check_whole_poses(obj, strips, [sp.name for sp in specs],
+                           [i for i, sp in enumerate(specs) if not sp.muted])
     rate = scene_fps()
     items: list[tuple[Clip, float, float]] = []
     read: dict[int, tuple[Clip, Timing]] = {}

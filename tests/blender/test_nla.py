@@ -123,3 +123,21 @@ def test_settings_a_bake_cannot_reproduce_are_refused_naming_track_and_strip(sce
     b.blend_in, b.blend_out = 7.5, 7.5  # at full influence at no frame
     refused(obj, r"strip 'run' on track 'Run' plays at partial influence over strip 'walk' on track "
                  r"'Walk', fading in and out again")
+
+
+def test_a_strip_over_another_that_keys_fewer_bones_is_refused(scene, stride):
+    obj, _tracks, (_a, b) = crossfade_setup(scene, stride)
+    run = b.action
+    slot = getattr(b, "action_slot", None) or stride.compat.action_slot(run, obj)
+    bag = stride.compat.channelbag(run, slot)
+    curves = [fc for fc in bag.fcurves if fc.data_path == 'pose.bones["LeftHand"].rotation_quaternion']
+    assert curves
+    stride.compat.remove_fcurves(bag, curves)
+    refused(obj, r"NLA strip 'run' on track 'Run' \(action '02_03'\) keys no rotation of bone 'LeftHand', "
+                 r"which strip 'walk' on track 'Walk' keys")
+    # One track alone plays whole poses of its strips: baked (without a blend in from nothing,
+    # which is refused, naming the frames).
+    refused(obj, r"at frames 121-140 strip 'run' on track 'Run' plays at partial influence before any "
+                 r"strip plays alone", track="Run")
+    b.blend_in = 0
+    assert bpy.ops.stride.bake_nla_track(track="Run") == {"FINISHED"}
