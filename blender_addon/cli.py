@@ -211,6 +211,20 @@ def build_parser() -> argparse.ArgumentParser:
         _add(lf, LockFeetOptions, name)
     lf.add_argument("--feet", metavar="LEFT,RIGHT", help=FEET_HELP)
     lf.add_argument("--out", required=True, help="OUT.bvh or OUT.blend")
+    nl = sub.add_parser(
+        "nla", help="bake what an armature's NLA plays into one action (a .blend)",
+        description="Bake what the NLA plays on an armature's tracks (--tracks, default every unmuted "
+                    "track) into one new action, with transitions where one strip takes over from "
+                    "another, and save the .blend (or write the action as a BVH). What a bake cannot "
+                    "reproduce is refused, naming the track, strip and setting.")
+    nl.add_argument("blend_file", nargs="?", metavar="blend",
+                    help=".blend file to open first (default: the open file)")
+    nl.add_argument("--armature", help="armature object name (default: active or only armature)")
+    for name in ("track", "blend_time", "lock_feet", "allow_mismatch", "reanchor"):
+        _add(nl, NlaBakeOptions, name)
+    nl.add_argument("--method", default="dead", type=str.lower, choices=methods,
+                    help=help_of(NlaBakeOptions, "method"))
+    nl.add_argument("--out", required=True, help="OUT.blend or OUT.bvh")
     export = sub.add_parser("export", help="write an armature's action as a BVH file",
                             description="Write an armature's action as a BVH file.")
     export.add_argument("blend_file", nargs="?", metavar="blend",
@@ -266,6 +280,8 @@ def _run(args: argparse.Namespace) -> int:
         return _lock_feet(args)
     if args.command == "inspect":
         return _inspect(args)
+    if args.command == "nla":
+        return _nla(args)
     obj = jobs.find_armature(args.armature)  # export
     clip = jobs.export_bvh(obj, args.out, options=_options(ExportOptions, args))
     print(f"stride: wrote {args.out}: {clip.n_joints} joints, {clip.n_frames} frames at {clip.fps:g} fps")
@@ -340,6 +356,18 @@ def _lock_feet(args: argparse.Namespace) -> int:
     for note in notes[1:]:
         print(f"stride lock-feet: warning: {note}", file=sys.stderr)
     _write_clip(out, source, args.out, f"{clip.name} (feet locked)")
+    return 0
+
+
+def _nla(args: argparse.Namespace) -> int:
+    obj = jobs.find_armature(args.armature)
+    options = _options(NlaBakeOptions, args, method=args.method.upper())
+    action, clip = jobs.bake_nla_track(obj, options=options)
+    if args.out.lower().endswith(".bvh"):
+        bvh.save(clip, args.out)
+    else:
+        jobs.save_blend(args.out)
+    print(f"stride: baked {action.name!r}: {clip.n_frames} frames; wrote {args.out}")
     return 0
 
 

@@ -218,7 +218,7 @@ class TransitionOptions:
 @dataclass(frozen=True)
 class NlaBakeOptions:
     track: str = opt("", "NLA tracks to bake, names separated by commas (empty: every unmuted track), "
-                         "played as the NLA stacks them", label="Tracks")
+                         "played as the NLA stacks them", flag="--tracks", label="Tracks")
     blend_time: float = opt(0.25, "Seconds of each blend where strips set no Blend In/Out", "s", "--blend",
                             label="Blend Time", bounds=(0.0, 10.0))
     method: str = method()
@@ -226,7 +226,7 @@ class NlaBakeOptions:
     allow_mismatch: bool = allow_mismatch()
     reanchor: bool = opt(True, "Each strip continues the path of the one before it, moved and turned to "
                                "meet it; off: every strip plays where the NLA places it, as Blender plays "
-                               "the tracks", label="Continue Path")
+                               "the tracks", flag="--reanchor", label="Continue Path")
 
 
 @dataclass(frozen=True)

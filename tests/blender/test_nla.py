@@ -141,3 +141,27 @@ def test_a_strip_over_another_that_keys_fewer_bones_is_refused(scene, stride):
                  r"strip plays alone", track="Run")
     b.blend_in = 0
     assert bpy.ops.stride.bake_nla_track(track="Run") == {"FINISHED"}
+
+
+def test_cli_nla_bakes_the_tracks_of_a_blend_and_refuses_what_it_cannot(scene, stride, tmp_path, capsys):
+    crossfade_setup(scene, stride)
+    source = tmp_path / "stack.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(source), copy=True)
+    out = tmp_path / "baked.blend"
+    assert stride.cli.main(["nla", str(source), "--tracks", "Walk,Run", "--no-reanchor", "--no-lock-feet",
+                            "--out", str(out)]) == 0
+    bpy.ops.wm.open_mainfile(filepath=str(out))
+    obj = bpy.data.objects["02_01"]
+    action = obj.animation_data.action
+    assert action.name == "Walk + Run baked (dead)"
+    keys = stride.compat.fcurves(action, stride.compat.action_slot(action, obj))
+    assert {len(fc.keyframe_points) for fc in keys} == {LAST - FIRST + 1}
+    bvh_out = tmp_path / "baked.bvh"
+    assert stride.cli.main(["nla", str(source), "--out", str(bvh_out)]) == 0
+    assert bvh.load(bvh_out).n_frames == LAST - FIRST + 1
+    bpy.ops.wm.open_mainfile(filepath=str(source))
+    bpy.data.objects["02_01"].animation_data.nla_tracks["Run"].strips[0].blend_type = "ADD"
+    bpy.ops.wm.save_as_mainfile(filepath=str(source))
+    capsys.readouterr()
+    assert stride.cli.main(["nla", str(source), "--out", str(out)]) == 1
+    assert "strip 'run' on track 'Run' uses blending 'ADD'" in capsys.readouterr().err

@@ -22,7 +22,7 @@ COMMANDS = [
     ("write_event_curves", "events", "EventOptions"),
     ("detect_events_from_curves", None, "DecodeOptions"),
     ("bake_transition", "transition", "TransitionOptions"),
-    ("bake_nla_track", "sequence", "NlaBakeOptions"),
+    ("bake_nla_track", "nla", "NlaBakeOptions"),
     ("bake_sync_blend", "sync-blend", "SyncOptions"),
     ("lock_feet", "lock-feet", "LockFeetOptions"),
 ]
