@@ -224,9 +224,9 @@ class NlaBakeOptions:
     method: str = method()
     lock_feet: bool = lock_feet()
     allow_mismatch: bool = allow_mismatch()
-    reanchor: bool = opt(True, "Each strip continues the path of the one before it, moved and turned to "
-                               "meet it; off: every strip plays where the NLA places it, as Blender plays "
-                               "the tracks", flag="--reanchor", label="Continue Path")
+    reanchor: bool = opt(False, "Each strip after a transition continues the path of the one before it, "
+                                "moved and turned to meet it; off: every strip plays where the NLA places "
+                                "it, as Blender plays the tracks", flag="--reanchor", label="Continue Path")
 
 
 @dataclass(frozen=True)
