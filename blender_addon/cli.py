@@ -211,6 +211,20 @@ def build_parser() -> argparse.ArgumentParser:
         _add(lf, LockFeetOptions, name)
     lf.add_argument("--feet", metavar="LEFT,RIGHT", help=FEET_HELP)
     lf.add_argument("--out", required=True, help="OUT.bvh or OUT.blend")
+    nl = sub.add_parser(
+        "nla", help="bake what an armature's NLA plays into one action (a .blend)",
+        description="Bake what the NLA plays on an armature's tracks (--tracks, default every unmuted "
+                    "track) into one new action, with transitions where one strip takes over from "
+                    "another, and save the .blend (or write the action as a BVH). What a bake cannot "
+                    "reproduce is refused, naming the track, strip and setting.")
+    nl.add_argument("blend_file", nargs="?", metavar="blend",
+                    help=".blend file to open first (default: the open file)")
+    nl.add_argument("--armature", help="armature object name (default: active or only armature)")
+    for name in ("track", "blend_time", "lock_feet", "allow_mismatch", "reanchor"):
+        _add(nl, NlaBakeOptions, name)
+    nl.add_argument("--method", default="dead", type=str.lower, choices=methods,
+                    help=help_of(NlaBakeOptions, "method"))
+    nl.add_argument("--out", required=True, help="OUT.blend or OUT.bvh")
     export = sub.add_parser("export", help="write an armature's action as a BVH file",
                             description="Write an armature's action as a BVH file.")
     export.add_argument("blend_file", nargs="?", metavar="blend",
@@ -266,6 +280,8 @@ def _run(args: argparse.Namespace) -> int:
         return _lock_feet(args)
     if args.command == "inspect":
         return _inspect(args)
+    if args.command == "nla":
+        return _nla(args)
     obj = jobs.find_armature(args.armature)  # export
     clip = jobs.export_bvh(obj, args.out, options=_options(ExportOptions, args))
     print(f"stride: wrote {args.out}: {clip.n_joints} joints, {clip.n_frames} frames at {clip.fps:g} fps")
@@ -340,6 +356,18 @@ def _lock_feet(args: argparse.Namespace) -> int:
     for note in notes[1:]:
         print(f"stride lock-feet: warning: {note}", file=sys.stderr)
     _write_clip(out, source, args.out, f"{clip.name} (feet locked)")
+    return 0
+
+
+def _nla(args: argparse.Namespace) -> int:
+    obj = jobs.find_armature(args.armature)
+    options = _options(NlaBakeOptions, args, method=args.method.upper())
+    action, clip = jobs.bake_nla_track(obj, options=options)
+    if args.out.lower().endswith(".bvh"):
+        bvh.save(clip, args.out)
+    else:
+        jobs.save_blend(args.out)
+    print(f"stride: baked {action.name!r}: {clip.n_frames} frames; wrote {args.out}")
     return 0
 
 
@@ -528,17 +556,21 @@ def _sync_blend(args: argparse.Namespace) -> int:
     else:
         weight = {"weight_mode": "CONSTANT", "weight": args.weight}
     options = _options(SyncOptions, args, mode=args.mode.upper(), **unit, **weight)
+    to_blend = source.suffix.lower() == ".blend" and not args.out.lower().endswith(".bvh")
+    rate = None
+    if to_blend:  # keyed at the scene's whole frames, as the operator keys it
+        bpy.ops.wm.open_mainfile(filepath=str(source))
+        rate = bridge.scene_fps(bridge.current_scene())
     clip, used = jobs.sync_clip(a, b, options=options, timing_a=timing_a, timing_b=timing_b, curve=curve,
-                                labels=SYNC_LABELS)
+                                labels=SYNC_LABELS, rate=rate)
     if args.speed is not None:
         print(f"stride: weight {used:.4f} travels at {args.speed:g} m/s")
     name = f"{a.name} + {b.name} sync ({args.mode})"
     closed = jobs.loops(options)
-    if source.suffix.lower() == ".blend" and not args.out.lower().endswith(".bvh"):
-        bpy.ops.wm.open_mainfile(filepath=str(source))
+    if to_blend:
         obj = jobs.find_armature()
         scene = bridge.current_scene()
-        timing = bridge.Timing(float(scene.frame_start), bridge.scene_fps(scene) if closed else clip.fps)
+        timing = bridge.Timing(float(scene.frame_start), bridge.scene_fps(scene))
         action = jobs.write_result(obj, clip, name, timing, obj.animation_data.action)
         if closed:
             jobs.add_cycles_modifiers(obj, action)

@@ -653,13 +653,14 @@ def bake_transition(obj: Any, *, options: TransitionOptions,
 
 def bake_nla_track(obj: Any, *, options: NlaBakeOptions,
                    progress: Callable[[float], None] | None = None) -> tuple[Any, Clip]:
-    """One new action from an NLA track's strips, with transitions where strips meet."""
+    """One new action from what the NLA plays on the chosen tracks (bridge.nla_items), with
+    transitions where one strip takes over from another."""
     from .core import transition
 
     method = core_method(options.method)
     items, blends, start, track_name = bridge.nla_items(obj, options.track, options.blend_time,
                                                         options.allow_mismatch)
-    out = transition.sequence(items, blends, method, lock_feet=options.lock_feet)
+    out = transition.sequence(items, blends, method, lock_feet=options.lock_feet, reanchor=options.reanchor)
     name = f"{track_name} baked ({options.method.lower()})"
     return write_result(obj, out, name, bridge.Timing(start, bridge.scene_fps()), progress=progress,
                         others=nla_actions(obj)), out
@@ -706,10 +707,11 @@ def loops(options: SyncOptions) -> bool:
 
 def sync_clip(a: Clip, b: Clip, *, options: SyncOptions, timing_a: bridge.Timing,
               timing_b: bridge.Timing, curve: tuple[np.ndarray, np.ndarray] | None = None,
-              labels: dict[str, str] = SYNC_LABELS) -> tuple[Clip, float | None]:
+              labels: dict[str, str] = SYNC_LABELS, rate: float | None = None) -> tuple[Clip, float | None]:
     """The synchronized blend the options ask for, from two clips (whole takes): (clip, weight used
     when it is one). `curve`: (seconds, weights) for a CURVE weight. `timing_*`: the frames that
-    A Frames and B Frames count in."""
+    A Frames and B Frames count in. `rate`: the frames per second the result is keyed at (a
+    scene's; None: a's, for a file); a clip's frame k is then key k, whole frames apart."""
     from .core import root, sync
 
     if options.mode.upper() not in SYNC_MODES:
@@ -717,9 +719,11 @@ def sync_clip(a: Clip, b: Clip, *, options: SyncOptions, timing_a: bridge.Timing
     if options.duration_unit == "CYCLES" and options.weight_mode == "CURVE":
         raise JobError(CYCLES_NEED_ONE_WEIGHT)
     # One loop: whole blended cycles at one weight, from straightened cycles so that the heading
-    # closes too. Blended cycles are rarely whole frames long, so such a bake is sampled on a grid
-    # that closes exactly (its last key is its first, one loop on) and keyed at the scene's rate;
-    # Blender's Cycles modifier then repeats it seamlessly.
+    # closes too. One time base: every bake is sampled at whole frames of `rate`. Blended cycles
+    # are rarely whole frames long, so whole cycles (looping or not) are played on the nearest
+    # grid of whole frames that closes on them (their last frame is their first, one loop on:
+    # faster or slower by at most half a frame over the cycles); Blender's Cycles modifier then
+    # repeats a loop seamlessly, and a loop and the same cycles baked without Cyclic match.
     closed = loops(options)
     hint = labels["cycle_hint"]
     check_lengths(a, b, options.allow_mismatch, labels.get("allow_mismatch", "Allow Mismatch"))
@@ -733,14 +737,18 @@ def sync_clip(a: Clip, b: Clip, *, options: SyncOptions, timing_a: bridge.Timing
         if curve is None:
             raise JobError("a Curve weight needs its keys")
         w = curve
-    duration, fps = options.duration, None
+    fps = a.fps if rate is None else float(rate)
+    duration = options.duration
     if options.duration_unit == "CYCLES":
         assert used is not None  # refused above for a weight curve
         duration = duration * sync.cycle_length(a, b, used, core_mode)
-        if closed:
-            fps = max(1, round(duration * a.fps)) / duration
+        fps = max(1, round(duration * fps)) / duration
     out = sync.sync_blend(a, b, w, duration, mode=core_mode, fps=fps,
                           mask=joint_mask(a, options.mask, labels["mask"]), lock_feet=options.lock_feet)
+    if rate is not None and fps != rate:
+        # Frame k of the grid is played at whole frame k of `rate`: its events go with it.
+        scale = fps / rate
+        out = out.replace(fps=float(rate), events={k: np.asarray(v) * scale for k, v in out.events.items()})
     return (root.in_place(out) if options.in_place else out), used
 
 
@@ -831,11 +839,12 @@ def bake_sync_blend(obj: Any, *, options: SyncOptions,
     (a, timing_a), (b, timing_b) = bridge.read_action(obj, act_a), bridge.read_action(obj, act_b)
     for act in (act_a, act_b):
         bridge.check_skeleton(obj, act, options.allow_mismatch)
-    out, used = sync_clip(a, b, options=options, timing_a=timing_a, timing_b=timing_b, curve=curve)
+    out, used = sync_clip(a, b, options=options, timing_a=timing_a, timing_b=timing_b, curve=curve,
+                          rate=rate)
     name = f"{act_a.name} + {act_b.name} sync ({options.mode.lower()})"
-    closed = loops(options)
-    action = write_result(obj, out, name, bridge.Timing(start, rate if closed else out.fps), act_a, progress)
-    if closed:
+    # Keys at whole scene frames, one per frame of the blend (sync_clip's one time base).
+    action = write_result(obj, out, name, bridge.Timing(start, rate), act_a, progress)
+    if loops(options):
         add_cycles_modifiers(obj, action)
     return action, out, used
 
@@ -929,7 +938,7 @@ class SyncPreview(NamedTuple):
     a: CyclePreview | None
     b: CyclePreview | None
     weight: float  # the one weight: Weight, or the one that travels at Speed (nan for a Curve)
-    cycle_seconds: float  # one blended cycle at that weight (nan for a Curve)
+    cycle_seconds: float  # one blended cycle at that weight as baked (nan for a Curve; see played_cycles)
     speed_mps: float  # the speed the blend travels at that weight (nan for a Curve)
     speed_range: tuple[float, float]  # the speeds Speed can ask for (weights 0 and 1), slowest first
     problem: str  # what stops the bake ('' when nothing does)
@@ -972,13 +981,22 @@ def preview_sync(obj: Any, *, options: SyncOptions) -> SyncPreview:
         a.check_compatible(b)
         key = ("sync", action_key(obj, act_a), action_key(obj, act_b), closed, tuple(options.frames_a),
                tuple(options.frames_b), options.mode, options.weight_mode, options.weight, options.speed_mps)
-        return _kept(key, lambda: _blend_preview(a, b, cycles[0], cycles[1], options))
+        return _kept(key, lambda: _blend_preview(a, b, cycles[0], cycles[1], options, bridge.scene_fps()))
     except USER_ERRORS as exc:
         return SyncPreview(cycles[0], cycles[1], math.nan, math.nan, math.nan, _NO_SPEEDS, str(exc))
 
 
+def played_cycles(seconds: float, options: SyncOptions, rate: float) -> float:
+    """How long `seconds` of blended cycle lasts as Bake Sync Blend keys it at `rate`: a duration
+    in Cycles is played on the nearest whole number of frames (sync_clip's one time base)."""
+    if options.duration_unit != "CYCLES" or not options.duration > 0:
+        return seconds
+    total = options.duration * seconds
+    return max(1, round(total * rate)) / rate / options.duration
+
+
 def _blend_preview(a: Clip, b: Clip, pa: CyclePreview | None, pb: CyclePreview | None,
-                   options: SyncOptions) -> SyncPreview:
+                   options: SyncOptions, rate: float) -> SyncPreview:
     from .core import sync
 
     mode = options.mode.lower()
@@ -991,5 +1009,8 @@ def _blend_preview(a: Clip, b: Clip, pa: CyclePreview | None, pb: CyclePreview |
     if weight is None:
         problem = CYCLES_NEED_ONE_WEIGHT if options.duration_unit == "CYCLES" else ""
         return SyncPreview(pa, pb, math.nan, math.nan, math.nan, speeds, problem)
-    return SyncPreview(pa, pb, weight, sync.cycle_length(a, b, weight, mode),
-                       sync.blend_speed(a, b, weight, mode), speeds, "")
+    seconds = sync.cycle_length(a, b, weight, mode)
+    played = played_cycles(seconds, options, rate)
+    # The same stride over the played cycle.
+    return SyncPreview(pa, pb, weight, played, sync.blend_speed(a, b, weight, mode) * seconds / played,
+                       speeds, "")

@@ -4,7 +4,8 @@ Any pose marker name is an event track (FootDown_L, Jump, ...); `<tag>_start` / 
 are tag ranges. Stride keeps exact (sub-frame) event times in `action["stride_events"]`
 ({track: [seconds]}) and the markers it made in `action["stride_auto_markers"]` ({track: [frames]}).
 A marker is Stride's only while its (name, frame) is in that list, so a marker an animator added
-or moved is never touched by a re-run.
+or moved is never touched by a re-run; and one near a detected event is taken as the animator's
+correction of it, so a re-run does not add that event again beside it (`replace_track`).
 """
 
 from __future__ import annotations
@@ -31,19 +32,53 @@ def is_tag_marker(name: str) -> bool:
     return name.endswith("_start") or name.endswith("_end")
 
 
+# A marker placed by hand within this many seconds of a detected event is that event, corrected:
+# less than half the shortest interval between two events of one track that Stride detects (a
+# foot's touchdowns, 0.35 s apart in a sprint), so it never stands in for the next step, and
+# wider than a detector's error (a frame or two).
+CORRECTION_SECONDS = 0.15
+
+
+def corrected(times: np.ndarray, user: np.ndarray, window: float = CORRECTION_SECONDS) -> np.ndarray:
+    """Which of `times` (seconds) a marker placed by hand stands for: a bool mask, True where one
+    of `user` (seconds) is within `window` of that time, each user marker matched to one time
+    only, nearest pairs first."""
+    times, user = np.asarray(times, dtype=np.float64), np.asarray(user, dtype=np.float64)
+    taken = np.zeros(len(times), dtype=bool)
+    if not len(times) or not len(user):
+        return taken
+    gap = np.abs(times[:, None] - user[None, :])
+    used = np.zeros(len(user), dtype=bool)
+    for flat in np.argsort(gap, axis=None, kind="stable"):
+        i, j = divmod(int(flat), len(user))
+        if gap[i, j] > window:
+            break
+        if not taken[i] and not used[j]:
+            taken[i] = used[j] = True
+    return taken
+
+
 def replace_track(action: Any, track: str, times: np.ndarray, timing: Timing) -> int:
     """Make Stride's markers of `track` match `times` (seconds): remove the ones Stride made
     before (unless moved or renamed by hand), add one per time at the nearest frame unless a
-    marker of that name is already there, and keep the exact times. Returns markers added."""
+    marker of that name placed by hand (added, or one of Stride's moved) is within
+    CORRECTION_SECONDS of it: that marker is the user's correction of the event, kept in its
+    place and its time kept for the event. Returns markers added."""
     auto = auto_markers(action)
     mine = set(auto.get(track, []))
     for marker in list(action.pose_markers):
         if marker.name == track and marker.frame in mine:
             action.pose_markers.remove(marker)
-    taken = {m.frame for m in action.pose_markers if m.name == track}
-    frames = np.rint(timing.frame(times)).astype(int).tolist() if len(times) else []
+    user_frames = sorted({m.frame for m in action.pose_markers if m.name == track})
+    user = np.asarray(timing.seconds(np.asarray(user_frames, dtype=np.float64))).reshape(-1)
+    times = np.asarray(times, dtype=np.float64).reshape(-1)
+    kept = times[~corrected(times, user)]
+    frames = np.rint(timing.frame(kept)).astype(int) if len(kept) else np.zeros(0, dtype=int)
+    on_user = np.isin(frames, user_frames)  # a user's marker already on that frame stands for it
+    kept, frames = kept[~on_user], frames[~on_user]
+    taken: set[int] = set()
     made = []
-    for frame in frames:
+    for frame in frames.tolist():
         if frame in taken:
             continue
         marker = action.pose_markers.new(track)
@@ -53,7 +88,9 @@ def replace_track(action: Any, track: str, times: np.ndarray, timing: Timing) ->
     auto[track] = made
     action[AUTO_KEY] = {k: v for k, v in auto.items() if v}
     events = _stored(action, EVENTS_KEY)
-    events[track] = [float(t) for t in times]
+    # The exact times are what the markers say: Stride's at their sub-frame times, the user's at
+    # their frames.
+    events[track] = sorted(float(t) for t in np.concatenate([kept, user]))
     action[EVENTS_KEY] = {k: v for k, v in events.items() if v}
     return len(made)
 

@@ -269,8 +269,9 @@ class STRIDE_OT_bake_transition(_ActionOperator):
 
 
 class STRIDE_OT_bake_nla_track(_ActionOperator):
-    """Bake an NLA track's strips into one new action, with dead-blended transitions where strips
-    meet (blend time: the later strip's Blend In, else the earlier one's Blend Out)"""
+    """Bake what the NLA plays on the chosen tracks (all unmuted ones by default) into one new
+    action, with dead-blended transitions where one strip takes over from another (over its Blend
+    In or Out, else Blend Time); refuses, naming the strip and setting, what it cannot bake"""
 
     bl_idname = "stride.bake_nla_track"
     bl_label = "Bake NLA Track"
@@ -282,6 +283,7 @@ class STRIDE_OT_bake_nla_track(_ActionOperator):
     method: field_property(NlaBakeOptions, "method")  # type: ignore[valid-type]
     lock_feet: field_property(NlaBakeOptions, "lock_feet")  # type: ignore[valid-type]
     allow_mismatch: field_property(NlaBakeOptions, "allow_mismatch")  # type: ignore[valid-type]
+    reanchor: field_property(NlaBakeOptions, "reanchor")  # type: ignore[valid-type]
 
     def run(self, context: Any) -> set[str]:
         with _progress(context) as step:

@@ -217,12 +217,16 @@ class TransitionOptions:
 
 @dataclass(frozen=True)
 class NlaBakeOptions:
-    track: str = opt("", "NLA track (empty: the active one)", label="Track")
+    track: str = opt("", "NLA tracks to bake, names separated by commas (empty: every unmuted track), "
+                         "played as the NLA stacks them", flag="--tracks", label="Tracks")
     blend_time: float = opt(0.25, "Seconds of each blend where strips set no Blend In/Out", "s", "--blend",
                             label="Blend Time", bounds=(0.0, 10.0))
     method: str = method()
     lock_feet: bool = lock_feet()
     allow_mismatch: bool = allow_mismatch()
+    reanchor: bool = opt(False, "Each strip after a transition continues the path of the one before it, "
+                                "moved and turned to meet it; off: every strip plays where the NLA places "
+                                "it, as Blender plays the tracks", flag="--reanchor", label="Continue Path")
 
 
 @dataclass(frozen=True)

@@ -260,15 +260,12 @@ class VIEW3D_PT_stride_nla(StridePanel, bpy.types.Panel):
         layout, s = self.layout, context.scene.stride
         if layout is None:
             return
-        obj = jobs.find_armature(context=context)
         col = layout.column(align=True)
-        if obj.animation_data is not None:
-            col.prop_search(s, "track", obj.animation_data, "nla_tracks")
-        else:
-            col.prop(s, "track")
+        col.prop(s, "track")  # names separated by commas: prop_search takes one
         col.prop(s, "nla_blend_time")
         col.prop(s, "nla_method")
         col.prop(s, "lock_feet")
+        col.prop(s, "reanchor")
         _button(layout, context, "stride.bake_nla_track", NlaBakeOptions, jobs.NLA_TRACK, "NLA")
 
 

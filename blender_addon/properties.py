@@ -123,6 +123,7 @@ class StrideSettings(bpy.types.PropertyGroup):
     track: field_property(NlaBakeOptions, "track")  # type: ignore[valid-type]
     nla_blend_time: field_property(NlaBakeOptions, "blend_time")  # type: ignore[valid-type]
     nla_method: field_property(NlaBakeOptions, "method")  # type: ignore[valid-type]
+    reanchor: field_property(NlaBakeOptions, "reanchor")  # type: ignore[valid-type]
     # Sync blend.
     action_a: field_property(S, "action_a")  # type: ignore[valid-type]
     action_b: field_property(S, "action_b")  # type: ignore[valid-type]

@@ -10,7 +10,9 @@ the same way, so the methods compare frame for frame (see `core.metrics`):
 - dst is re-anchored first (`root.reanchor`, on the raw, unsmoothed trajectory) so its root
   trajectory at i_d is src's at i_s: the same planar position and heading (measured with src's
   `up` and `forward`), heights kept. From output frame i_s + ceil(blend_time fps) on, the output
-  is that re-anchored dst, bit for bit.
+  is that re-anchored dst, bit for bit. `reanchor=False` (every method, and `sequence`) leaves dst
+  where it is: after the blend the output is dst's own frames, bit for bit (as Blender's NLA
+  plays strips: each where its action puts it).
 - Events: src's up to the switch, dst's strictly after i_d (moved to output time), and
   `events['Transition']` holds the switch time i_s / fps (the last frame that is src's alone).
 - The output is src's skeleton (offsets, channels, overrides); after the switch dst's bone lengths
@@ -224,8 +226,9 @@ def _at_rate(src: Clip, dst: Clip) -> Clip:
 
 
 def _switch(src: Clip, dst: Clip, i_s: int, i_d: int, blend_time: float,
-            mask: npt.ArrayLike | None, max_speed: float | None) -> _Switch:
-    """The switch from src frame i_s to dst frame i_d (dst already at src's rate)."""
+            mask: npt.ArrayLike | None, max_speed: float | None, anchored: bool = True) -> _Switch:
+    """The switch from src frame i_s to dst frame i_d (dst already at src's rate); `anchored`:
+    dst re-anchored onto src there."""
     if not (math.isfinite(blend_time) and blend_time >= 0.0):
         raise ValueError(f"blend_time must be finite and >= 0 seconds, not {blend_time}")
     if max_speed is not None and not max_speed > 0.0:
@@ -234,8 +237,9 @@ def _switch(src: Clip, dst: Clip, i_s: int, i_d: int, blend_time: float,
     fps = src.fps
     # Frames up to the switch make its trajectory (unsmoothed, causal): a sequence's source is
     # the rest of a whole take.
-    anchor = _trajectory_until(src, i_s + 1)
-    dst = reanchor(dst, i_d, anchor.position[i_s], _entry_heading(src, anchor, i_s, dst, i_d))
+    if anchored:
+        anchor = _trajectory_until(src, i_s + 1)
+        dst = reanchor(dst, i_d, anchor.position[i_s], _entry_heading(src, anchor, i_s, dst, i_d))
     # Frame i_s + K is the first at alpha = 1 (K dt >= blend_time); W frames in between blend.
     n_full = math.ceil(blend_time * fps - _FRAME_SNAP)
     n_window = max(min(n_full - 1, dst.n_frames - 1 - i_d), 0)
@@ -334,13 +338,13 @@ Window = Callable[[_Switch], tuple[Array, Array]]
 
 def _transition(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float,
                 mask: npt.ArrayLike | None, max_speed: float | None, window: Window, tag: str,
-                feet: FeetSpec | None = None, lock_feet: bool = False) -> Clip:
+                feet: FeetSpec | None = None, lock_feet: bool = False, reanchor: bool = True) -> Clip:
     # Feet given: both maps rebuilt around them (up and facing, which the heading is measured by).
     src, dst = with_feet(src, feet), with_feet(dst, feet)
     dst_at = _at_rate(src, dst)
     i_s = _frame(src.n_frames, src_time, src.fps, "src_time")
     i_d = _frame(dst_at.n_frames, dst_time, src.fps, "dst_time")
-    sw = _switch(src, dst_at, i_s, i_d, float(blend_time), mask, max_speed)
+    sw = _switch(src, dst_at, i_s, i_d, float(blend_time), mask, max_speed, reanchor)
     if sw.n_window:
         rot, pos = window(sw)
     else:
@@ -421,7 +425,7 @@ def dead_blend(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_tim
                halflife: str | float = "auto", halflife_scale: float = 0.3, halflife_min: float = 0.1,
                halflife_max: float = 1.0, root_halflife: float = 5.0, max_speed: float | None = None,
                mask: npt.ArrayLike | None = None, feet: FeetSpec | None = None,
-               lock_feet: bool = False) -> Clip:
+               lock_feet: bool = False, reanchor: bool = True) -> Clip:
     """Dead-blended transition from src at src_time to dst at dst_time (seconds), at src.fps.
 
     The source pose at the switch keeps moving with its velocity decaying by `halflife` seconds
@@ -459,7 +463,7 @@ def dead_blend(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_tim
         return _blend_window(sw, ext_q, ext_x)
 
     return _transition(src, dst, src_time, dst_time, blend_time, mask, max_speed, window, "dead_blend", feet,
-                       lock_feet)
+                       lock_feet, reanchor)
 
 
 def spring_offset(x0: npt.ArrayLike, v0: npt.ArrayLike, halflife: float, t: npt.ArrayLike) -> Array:
@@ -505,7 +509,7 @@ INERTIALIZATIONS = ("quintic", "cubic", "spring")
 def inertialize(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float = 0.25, *,
                 kind: str = "quintic", max_speed: float | None = None,
                 mask: npt.ArrayLike | None = None, feet: FeetSpec | None = None,
-                lock_feet: bool = False) -> Clip:
+                lock_feet: bool = False, reanchor: bool = True) -> Clip:
     """Inertialized transition: the re-anchored dst plus the offset src - dst at the switch,
     decaying to zero over blend_time; same layout and arguments as `dead_blend`.
 
@@ -553,12 +557,12 @@ def inertialize(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_ti
         return quat.mul(quat.from_scaled_angle_axis(m * dq), sw.qd[1:]), sw.xd[1:] + m * dx
 
     return _transition(src, dst, src_time, dst_time, blend_time, mask, max_speed, window, "inertialize", feet,
-                       lock_feet)
+                       lock_feet, reanchor)
 
 
 def crossfade(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float = 0.25, *,
               hold_source: bool = True, mask: npt.ArrayLike | None = None,
-              feet: FeetSpec | None = None, lock_feet: bool = False) -> Clip:
+              feet: FeetSpec | None = None, lock_feet: bool = False, reanchor: bool = True) -> Clip:
     """Crossfade into the re-anchored dst by smoothstep(t / blend_time); same layout as `dead_blend`.
 
     hold_source=True blends from the source pose held at the switch (the root stands still, then
@@ -575,16 +579,18 @@ def crossfade(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time
         return _blend_window(sw, *_rooted(sw.src, frames))
 
     return _transition(src, dst, src_time, dst_time, blend_time, mask, None, window, "crossfade", feet,
-                       lock_feet)
+                       lock_feet, reanchor)
 
 
 def cut(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float = 0.0, *,
-        mask: npt.ArrayLike | None = None, feet: FeetSpec | None = None, lock_feet: bool = False) -> Clip:
+        mask: npt.ArrayLike | None = None, feet: FeetSpec | None = None, lock_feet: bool = False,
+        reanchor: bool = True) -> Clip:
     """A hard cut: src up to the switch, the re-anchored dst after it (blend_time, mask and
     lock_feet are accepted for a shared signature and ignored: there is no blend). The reference
     the blend-window error is measured against."""
     del blend_time, mask, lock_feet
-    return _transition(src, dst, src_time, dst_time, 0.0, None, None, _no_window, "cut", feet)
+    return _transition(src, dst, src_time, dst_time, 0.0, None, None, _no_window, "cut", feet,
+                       reanchor=reanchor)
 
 
 def _no_window(sw: _Switch) -> tuple[Array, Array]:
@@ -680,7 +686,9 @@ def sequence(clips: Sequence[tuple[Clip, float, float]], blend_time: float | Seq
     end], the first clip's [start, end]), moved to output time, and one 'Transition' per switch.
     `blend_time`: seconds for every switch, or one per switch (len(clips) - 1 values), as NLA
     strips carry their own blend-in times. `lock_feet=True` locks the feet through each
-    transition (an option of every method; a cut has no blend to lock).
+    transition (an option of every method; a cut has no blend to lock). `reanchor=False` (an
+    option of every method) plays each clip where it is instead of continuing the last one's
+    path: outside the blends the output is the clips' own frames.
     """
     if method not in METHODS:
         raise ValueError(f"unknown transition method {method!r}; methods are {', '.join(METHODS)}")

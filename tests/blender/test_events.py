@@ -56,8 +56,8 @@ def test_rerun_keeps_markers_moved_or_added_by_hand_and_does_not_duplicate(scene
     bpy.ops.stride.detect_footsteps()
     after = markers(action)
     assert ("FootDown_L", moved.frame) in after and ("FootDown_R", 5) in after and ("Jump", 100) in after
-    # The moved marker's old slot is Stride's again; nothing else doubled.
-    assert len(after) == len(first) + 3
+    # The moved marker is the user's correction of its step: not added again at its old frame.
+    assert len(after) == len(first) + 2
     assert len(set(after)) == len(after)
 
 

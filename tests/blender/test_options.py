@@ -22,7 +22,7 @@ COMMANDS = [
     ("write_event_curves", "events", "EventOptions"),
     ("detect_events_from_curves", None, "DecodeOptions"),
     ("bake_transition", "transition", "TransitionOptions"),
-    ("bake_nla_track", "sequence", "NlaBakeOptions"),
+    ("bake_nla_track", "nla", "NlaBakeOptions"),
     ("bake_sync_blend", "sync-blend", "SyncOptions"),
     ("lock_feet", "lock-feet", "LockFeetOptions"),
 ]
@@ -202,6 +202,7 @@ SIDEBAR = {
         "source_action", "source_time", "target_action", "target_time", "target_end", "blend_time",
         "method", "halflife_mode", "halflife", "mask")},
     "track": [(NLA, "track")], "nla_blend_time": [(NLA, "blend_time")], "nla_method": [(NLA, "method")],
+    "reanchor": [(NLA, "reanchor")],
     **{name: [(SYNC, name)] for name in (
         "action_a", "action_b", "weight", "weight_mode", "duration", "duration_unit", "frames_a",
         "frames_b", "cyclic", "in_place")},

@@ -151,3 +151,43 @@ def test_duration_in_cycles_bakes_whole_blended_cycles_and_loops(scene, stride):
         assert not any(fc.modifiers for fc in curves(stride, walk, walk.animation_data.action))
     with pytest.raises(RuntimeError, match="a duration in cycles needs one weight"):
         bpy.ops.stride.bake_sync_blend(action_b="02_03", weight_mode="CURVE", duration_unit="CYCLES")
+
+
+def test_cyclic_and_plain_bakes_of_whole_cycles_key_whole_scene_frames_and_play_alike(scene, stride):
+    """One time base: at 24 fps (takes at 120), a loop of two blended cycles and the same cycles
+    baked without Cyclic both key frames 1, 2, ... and play the same poses (the loop's path is
+    straightened, so the bodies compare in the hips' frame); the loop goes on seamlessly."""
+    from played import in_root_frame, played
+
+    scene.render.fps = 24
+    options = stride.options.ImportOptions(update_scene_fps=False, use_fps_scale=True)
+    stride.jobs.import_files(bpy.context, [cmu_path("02_01"), cmu_path("02_03")], options=options,
+                             single_armature=True)
+    obj = bpy.data.objects["02_01"]
+    bpy.context.view_layer.objects.active = obj
+    baked = {}
+    for cyclic in (True, False):
+        assert bpy.ops.stride.bake_sync_blend(action_a="02_01", action_b="02_03", weight=0.5, duration=2,
+                                              duration_unit="CYCLES", cyclic=cyclic,
+                                              lock_feet=False) == {"FINISHED"}
+        baked[cyclic] = obj.animation_data.action
+    a, b = cycles()
+    n = round(2 * sync.cycle_length(a, b, 0.5) * 24)  # whole frames nearest two blended cycles
+    for action in baked.values():
+        for keys in keys_of(stride, obj, action):
+            np.testing.assert_array_equal(keys[:, 0], np.arange(1.0, n + 2.0))
+    height = bvh.load(cmu_path("02_01")).height
+    names = [pb.name for pb in obj.pose.bones]
+    frames = np.arange(1, n + 2)
+    poses = {}
+    for cyclic, action in baked.items():
+        stride.compat.assign(obj, action, stride.compat.action_slot(action, obj))
+        poses[cyclic] = in_root_frame(played(obj, frames if cyclic is False else np.arange(1, 2 * n + 2),
+                                             names))
+    loop, plain = poses[True], poses[False]
+    gap = np.linalg.norm(loop[:n + 1, :, :3, 3] - plain[:, :, :3, 3], axis=-1).max()
+    assert gap <= 1e-4 * height
+    turn = np.abs(loop[:n + 1, :, :3, :3] - plain[:, :, :3, :3]).max()
+    assert turn <= 1e-4
+    # The Cycles modifiers play the loop on: frame 1 + n + k is frame 1 + k again.
+    assert np.linalg.norm(loop[n:, :, :3, 3] - loop[:n + 1, :, :3, 3], axis=-1).max() <= 1e-4 * height

@@ -129,7 +129,8 @@ def nla_setup(scene, stride):
 def test_nla_track_bakes_to_the_core_sequence(scene, stride):
     obj, _track, (a, b, c) = nla_setup(scene, stride)
     assert (a.frame_end, b.frame_end, c.frame_end) == (61, 151, 211)
-    assert bpy.ops.stride.bake_nla_track(track="Locomotion") == {"FINISHED"}
+    # Continue Path: the core sequence's re-anchoring (off by default since issue 23).
+    assert bpy.ops.stride.bake_nla_track(track="Locomotion", reanchor=True) == {"FINISHED"}
     got = stride.bridge.action_to_clip(obj, obj.animation_data.action)
     walk, run = bvh.load(cmu_path("02_01")), bvh.load(cmu_path("02_03"))
     # The same ranges built another way: action frame f is clip frame f - 1.
@@ -159,11 +160,12 @@ def test_nla_bake_reports_unsupported_strip_settings_and_creates_nothing(scene, 
     _obj, _track, (_a, b, c) = nla_setup(scene, stride)
     b.use_reverse = True
     actions = sorted(x.name for x in bpy.data.actions)
-    with pytest.raises(RuntimeError, match="NLA strip 'run' uses a reversed strip"):
+    with pytest.raises(RuntimeError, match="NLA strip 'run' on track 'Locomotion' uses a reversed strip"):
         bpy.ops.stride.bake_nla_track(track="Locomotion")
     b.use_reverse = False
     c.use_animated_influence = True
-    with pytest.raises(RuntimeError, match="NLA strip 'walk again' uses animated influence"):
+    with pytest.raises(RuntimeError, match="NLA strip 'walk again' on track 'Locomotion' uses animated "
+                                           "influence"):
         bpy.ops.stride.bake_nla_track()
     assert sorted(x.name for x in bpy.data.actions) == actions
 
