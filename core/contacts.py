@@ -477,17 +477,11 @@ def _track(s: np.ndarray, slow: np.ndarray, moving_slowly: np.ndarray, near: np.
         # Each point's own standing height in each contact: the middle of its sorted heights over
         # the contact's slow frames, else its last frame's (a heel strike lands the ankle at its
         # height, a forefoot landing the toe; real floors are not level).
-        stand = above[stops - 1].copy()
-        planted = np.flatnonzero(seed[:end] & inside)
-        if planted.size:
-            group = owner[planted]
-            count = np.bincount(group, minlength=K)
-            got = count > 0
-            middle = (np.cumsum(count) - count + count // 2)[got]
-            for j in range(above.shape[1]):
-                heights = above[planted, j]
-                stand[got, j] = heights[np.lexsort((heights, group))[middle]]
-        down = (above[:end] - stand[owner]).min(axis=1)  # [end] the foot's lowest point over its stand
+        stand = _middles(above, np.flatnonzero(seed[:end] & inside), owner, above[stops - 1])
+        # [end] the foot's lowest point over its stand (point by point: a min over 2-4 columns is slow)
+        down = above[:end, 0] - stand[:, 0][owner]
+        for j in range(1, above.shape[1]):
+            np.minimum(down, above[:end, j] - stand[:, j][owner], out=down)
         # Touchdown: the knee after the foot last swung (or since the previous contact).
         swung = _last_true(s > th.swing_mps)[first_slow]
         swung = np.where(swung >= since, swung, -1)
@@ -538,6 +532,31 @@ def _track(s: np.ndarray, slow: np.ndarray, moving_slowly: np.ndarray, near: np.
     if loop:
         return np.roll(mask, shift), np.sort(np.mod(downs + shift, n)), np.sort(np.mod(ups + shift, n))
     return mask, downs[has_down], ups[has_up]
+
+
+def _middles(x: np.ndarray, frames: np.ndarray, owner: np.ndarray, default: np.ndarray) -> np.ndarray:
+    """[k, K] per group, each column's middle value (np.sort(...)[count // 2]) over the rows
+    `frames` (sorted) of x [n, K] that `owner` puts in it; `default`'s row for a group with none."""
+    out = default.copy()
+    if not frames.size:
+        return out
+    group = owner[frames]
+    count = np.bincount(group, minlength=default.shape[0])
+    got = np.flatnonzero(count)
+    start = np.cumsum(count) - count
+    rows = x[frames]
+    width = int(count.max())
+    if default.shape[0] * width <= 4 * frames.size and not np.isnan(rows).any():
+        # Groups side by side, padded with +inf (sorted past every value), one sort for all.
+        box = np.full((default.shape[0], width, x.shape[1]), np.inf)
+        box[group, np.arange(frames.size) - start[group]] = rows
+        box.sort(axis=1)
+        out[got] = box[got, count[got] // 2]
+        return out
+    middle = (start + count // 2)[got]  # a group as long as the take: sort by group, then value
+    for j in range(x.shape[1]):
+        out[got, j] = rows[np.lexsort((rows[:, j], group))[middle], j]
+    return out
 
 
 def _cover(first: np.ndarray, last: np.ndarray, n: int) -> np.ndarray:
@@ -688,16 +707,33 @@ def _speed(p: np.ndarray, span: int, fps: float, loop: bool, travel: np.ndarray)
         steps = np.full(n, 2 * span)
     else:
         ahead, behind = np.minimum(i + span, n - 1), np.maximum(i - span, 0)
-        d = p[ahead] - p[behind]
+        d = np.empty_like(p)
+        top = max(n - span, span)
+        np.subtract(p[2 * span:], p[:top - span], out=d[span:top])
+        edge = np.concatenate([i[:span], i[top:]])
+        d[edge] = p[ahead[edge]] - p[behind[edge]]
         steps = ahead - behind
-    return (np.linalg.norm(d, axis=-1) * (fps / steps)[:, None]).min(axis=1)
+    # |d| per point (as np.linalg.norm sums the squares, in order), the slowest point's speed.
+    d *= d
+    length = np.sqrt(d[..., 0] + d[..., 1] + d[..., 2])
+    length *= (fps / steps)[:, None]
+    return np.minimum.reduce([length[:, k] for k in range(length.shape[1])])
 
 
 def _median(x: np.ndarray, window: int, loop: bool) -> np.ndarray:
     if window == 1:
         return x
     padded = np.pad(x, window // 2, mode="wrap" if loop else "edge")
-    return np.median(np.lib.stride_tricks.sliding_window_view(padded, window), axis=-1)
+    view = np.lib.stride_tricks.sliding_window_view(padded, window)
+    if window in (3, 5):  # by selection (the default windows at 60 and 120 fps)
+        lo, hi, mid = view[:, 0], view[:, -1], view[:, window // 2]
+        if window == 5:
+            # The lower of two pairs' minima is below the median, the higher of their maxima above.
+            a, b, c, d = view[:, 0], view[:, 1], view[:, 3], view[:, 4]
+            lo = np.maximum(np.minimum(a, b), np.minimum(c, d))
+            hi = np.minimum(np.maximum(a, b), np.maximum(c, d))
+        return np.maximum(np.minimum(lo, hi), np.minimum(np.maximum(lo, hi), mid))
+    return np.median(view, axis=-1)
 
 
 def _running_min(x: np.ndarray, radius: int, loop: bool) -> np.ndarray:
