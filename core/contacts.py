@@ -307,7 +307,7 @@ def _detect(clip: Clip, *, feet: FootSpec | None, speed_mps: float | None, floor
     fps = clip.fps
     if fixed_floor is None:
         radius = max(1, round(floor_seconds * fps / 2.0))
-        lows = np.min(np.stack([h.min(axis=1) for h in seen.heights.values()]), axis=0)
+        lows = _lowest([h for heights in seen.heights.values() for h in heights.T])
         level = _running_min(lows, radius, loop)
     else:
         level = np.full(n, fixed_floor * clip.meters_per_unit)
@@ -316,7 +316,7 @@ def _detect(clip: Clip, *, feet: FootSpec | None, speed_mps: float | None, floor
         # [n, K] each point over the floor: how touchdowns and lifts are placed, with or without
         # the height test (floor=None) on what is a contact.
         down[name] = h - level[:, None]
-        near[name] = down[name].min(axis=1) <= th.height_m if floor is not None else np.ones(n, bool)
+        near[name] = _lowest(list(down[name].T)) <= th.height_m if floor is not None else np.ones(n, bool)
 
     min_frames = max(1, math.ceil(min_duration * fps - 1e-9))
     knee_frames = max(2, round(fps * _KNEE_SECONDS))
@@ -352,8 +352,7 @@ def _measure(clip: Clip, feet: FootSpec | None, frames: tuple[int, int | None] |
     whole = seen if frames is None else _seen(clip, points, None, window)
     leg = _leg_m(clip, points)
     pooled = np.concatenate(list(whole.speeds.values())) if whole.speeds else np.zeros(1)
-    stance = float(np.percentile(pooled, 5))
-    swing = float(np.percentile(pooled, 98))
+    stance, swing = (float(x) for x in np.percentile(pooled, [5, 98]))
 
     def choose(speed_mps: float | None, exit_mps: float | None, height_m: float | None) -> Thresholds:
         spread = max(swing - stance, 0.0)
@@ -737,8 +736,23 @@ def _median(x: np.ndarray, window: int, loop: bool) -> np.ndarray:
 
 
 def _running_min(x: np.ndarray, radius: int, loop: bool) -> np.ndarray:
+    """[n] the minimum of x over [i - radius, i + radius], padded by its ends (or wrapped): the
+    minima from each window-long block's start and from its end, two of which cover a window."""
+    w = 2 * radius + 1
     padded = np.pad(x, radius, mode="wrap" if loop else "edge")
-    return np.lib.stride_tricks.sliding_window_view(padded, 2 * radius + 1).min(axis=-1)
+    blocks = np.concatenate([padded, np.full(-padded.size % w, np.inf)]).reshape(-1, w)
+    ahead = np.minimum.accumulate(blocks, axis=1).ravel()
+    behind = np.minimum.accumulate(blocks[:, ::-1], axis=1)[:, ::-1].ravel()
+    n = x.size
+    return np.minimum(behind[:n], ahead[w - 1:w - 1 + n])
+
+
+def _lowest(columns: Sequence[np.ndarray]) -> np.ndarray:
+    """The elementwise minimum of a few columns (np.min over a 2-4 wide axis is slow)."""
+    out = columns[0].copy()
+    for c in columns[1:]:
+        np.minimum(out, c, out=out)
+    return out
 
 
 def runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
