@@ -405,6 +405,7 @@ def _seen(clip: Clip, points: Mapping[str, tuple[list[int], list[int]]],
             travel = root[-1] - root[0] if stop < T else (root[-1] - root[0]) * n / (n - 1)
             travel -= up * (travel @ up)
         span = max(1, round(fps * _SPEED_SECONDS))
+        axis = int(np.argmax(np.abs(up))) if np.count_nonzero(up) == 1 else None
         for name, (joints, sites) in points.items():
             # [n, K, 3] the foot's points: its joints, then its End Sites.
             p = np.empty((n, len(joints) + len(sites), 3))
@@ -416,7 +417,8 @@ def _seen(clip: Clip, points: Mapping[str, tuple[list[int], list[int]]],
                     p[:, len(joints) + i, c] = pos[j, c, :n] + tip[c]
             p *= m
             speeds[name] = _median(_speed(p, span, fps, loop, travel), window, loop)
-            heights[name] = p @ up
+            # Along an axis, the coordinate itself (what the dot product gives, without its cost).
+            heights[name] = p[..., axis] * up[axis] if axis is not None else p @ up
     return _Seen(first, stop, loop, speeds, heights)
 
 
