@@ -548,11 +548,12 @@ def _middles(x: np.ndarray, frames: np.ndarray, owner: np.ndarray, default: np.n
     rows = x[frames]
     width = int(count.max())
     if default.shape[0] * width <= 4 * frames.size and not np.isnan(rows).any():
-        # Groups side by side, padded with +inf (sorted past every value), one sort for all.
-        box = np.full((default.shape[0], width, x.shape[1]), np.inf)
-        box[group, np.arange(frames.size) - start[group]] = rows
-        box.sort(axis=1)
-        out[got] = box[got, count[got] // 2]
+        # Groups side by side, padded with +inf (sorted past every value), one sort for all
+        # (along the last axis: [column, group, member]).
+        box = np.full((x.shape[1], default.shape[0], width), np.inf)
+        box[:, group, np.arange(frames.size) - start[group]] = rows.T
+        box.sort(axis=-1)
+        out[got] = box[:, got, count[got] // 2].T
         return out
     middle = (start + count // 2)[got]  # a group as long as the take: sort by group, then value
     for j in range(x.shape[1]):
