@@ -174,6 +174,15 @@ def step_seconds(clip: Clip) -> float | None:
     return float(np.median(np.diff(passes))) / clip.fps
 
 
+def _contacts_keeping_fk(clip: Clip) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """contacts(clip) with its defaults, and the FK of the feet it read over every frame (see
+    `_seen`; empty when the take is too short to read): `footlock.lock_feet` reuses it."""
+    fk: dict[str, Any] = {}
+    found = _detect(clip, feet=None, speed_mps=None, floor="local", min_duration=0.05, frames=None,
+                    window=None, exit_mps=None, height_m=None, floor_seconds=1.0, fk_out=fk)
+    return {name: d.mask for name, d in found.items()}, fk
+
+
 class ContactWarning(UserWarning):
     """Footsteps that look wrong: a foot that never plants, feet that do not alternate."""
 
@@ -275,8 +284,10 @@ def thresholds(clip: Clip, *, feet: FootSpec | None = None, speed_mps: float | N
 def _detect(clip: Clip, *, feet: FootSpec | None, speed_mps: float | None, floor: str | float | None,
             min_duration: float, frames: tuple[int, int | None] | None, window: int | None,
             exit_mps: float | None, height_m: float | None, floor_seconds: float,
-            thresholds: Thresholds | None = None) -> dict[str, _Detection]:
-    """{foot: _Detection}: what contacts() and footsteps() report, onsets and lifts in frames."""
+            thresholds: Thresholds | None = None,
+            fk_out: dict[str, Any] | None = None) -> dict[str, _Detection]:
+    """{foot: _Detection}: what contacts() and footsteps() report, onsets and lifts in frames.
+    fk_out: filled with the feet's FK over every frame (see `_seen`)."""
     if speed_mps is not None:
         speed_mps = _positive(speed_mps, "speed_mps")
     if exit_mps is not None:
@@ -297,7 +308,7 @@ def _detect(clip: Clip, *, feet: FootSpec | None, speed_mps: float | None, floor
             raise ValueError(f"floor must be 'local', None or a height in file units, not {floor!r}")
         fixed_floor = float(floor)
 
-    seen, choose = _measure(clip, feet, frames, window)
+    seen, choose = _measure(clip, feet, frames, window, fk_out)
     th = thresholds if thresholds is not None else choose(speed_mps, exit_mps, height_m)
     T, first, stop, loop = clip.n_frames, seen.first, seen.stop, seen.loop
     n = stop - first
@@ -344,11 +355,11 @@ class _Seen(NamedTuple):
 
 
 def _measure(clip: Clip, feet: FootSpec | None, frames: tuple[int, int | None] | None,
-             window: int | None) -> tuple[_Seen, Any]:
+             window: int | None, fk_out: dict[str, Any] | None = None) -> tuple[_Seen, Any]:
     """What the feet do over the analysed frames, and the threshold chooser for them (from the
     whole take, so analysing part of it uses the take's thresholds)."""
     points = foot_points(clip, feet)
-    seen = _seen(clip, points, frames, window)
+    seen = _seen(clip, points, frames, window, fk_out)
     whole = seen if frames is None else _seen(clip, points, None, window)
     leg = _leg_m(clip, points)
     pooled = np.concatenate(list(whole.speeds.values())) if whole.speeds else np.zeros(1)
@@ -374,7 +385,12 @@ def _measure(clip: Clip, feet: FootSpec | None, frames: tuple[int, int | None] |
 
 
 def _seen(clip: Clip, points: Mapping[str, tuple[list[int], list[int]]],
-          frames: tuple[int, int | None] | None, window: int | None) -> _Seen:
+          frames: tuple[int, int | None] | None, window: int | None,
+          fk_out: dict[str, Any] | None = None) -> _Seen:
+    """fk_out: when given, the FK is done over every frame (not only the analysed ones: each
+    frame's is its own) and kept there for `footlock.lock_feet`, component-major as it works:
+    'index' [J] joint -> row (-1: not computed), 'local' rotations [rows, 4, T], 'rotations'
+    [rows, 4, T] and 'positions' [rows, 3, T] in the world."""
     first, stop = _frame_range(clip, frames)
     T = clip.n_frames
     loop = clip.loop and first == 0 and stop == T
@@ -396,8 +412,12 @@ def _seen(clip: Clip, points: Mapping[str, tuple[list[int], list[int]]],
         sub_parents = [int(index[clip.parents[j]]) if clip.parents[j] >= 0 else -1 for j in used]
         # Component-major ([joint, component, frame]), as quat.fk works inside: no gathered copy
         # of the whole take's [T, J, 4] rotations.
-        rot, pos = quat.fk_components(quat.components(clip.rotations[first:T], used),
-                                      quat.components(clip.positions[first:T], used), sub_parents)
+        start = 0 if fk_out is not None else first
+        local = quat.components(clip.rotations[start:T], used)
+        rot, pos = quat.fk_components(local, quat.components(clip.positions[start:T], used), sub_parents)
+        if fk_out is not None:
+            fk_out.update(index=index, local=local, rotations=rot, positions=pos)
+            rot, pos = rot[:, :, first:], pos[:, :, first:]
         travel = np.zeros(3)
         if loop:
             # The frame after the last is frame 0 moved on by one cycle's travel over the floor.
