@@ -4,9 +4,9 @@
 
 `footlock.lock_feet` on 10,000 frames of CMU 09_12 and of the Bandai walk repeated, with the
 contacts given (targets: at most 1x FK of the whole take) and detected by it (at most 3x; the
-detection alone, `contacts.contacts`, is shown for information as "detection"), and a dead-blend transition
-between two such takes with and without lock_feet (at most 3x FK of the output). The clip's body
-map is read once per clip and kept (bench/body.py times it). Median of 7 runs.
+detection alone, `contacts.contacts`, is shown for information as "detection"), and a dead-blend
+transition between two such takes with and without lock_feet (at most 3x FK of the output). The
+clip's body map is read once per clip and kept (bench/body.py times it). Median of 7 runs.
 """
 
 from __future__ import annotations
