@@ -3,10 +3,10 @@
     python build.py bench footlock        (or: PYTHONPATH=. python bench/footlock.py)
 
 `footlock.lock_feet` on 10,000 frames of CMU 09_12 and of the Bandai walk repeated, with the
-contacts given (targets: at most 1x FK of the whole take) and detected by it (at most 3x), and a
-dead-blend transition between two such takes with and without lock_feet (at most 3x FK of the
-output). The clip's body map is read once per clip and kept (bench/body.py times it). Median of
-7 runs.
+contacts given (targets: at most 1x FK of the whole take) and detected by it (at most 3x; the
+detection alone, `contacts.contacts`, is shown for information as "detection"), and a dead-blend
+transition between two such takes with and without lock_feet (at most 3x FK of the output). The
+clip's body map is read once per clip and kept (bench/body.py times it). Median of 7 runs.
 """
 
 from __future__ import annotations
@@ -65,6 +65,9 @@ def main() -> int:
         clip.body  # noqa: B018
         fk = median_seconds(clip.fk)
         planted = contacts.contacts(clip)
+        alone = median_seconds(partial(contacts.contacts, clip))
+        name = f"{label} x, detection"
+        print(f"{name:<30}{fk * 1e3:>9.1f}{alone * 1e3:>10.1f}{alone / fk:>7.2f}x  (for information)")
         for case, fn in (("given", partial(footlock.lock_feet, clip, contacts=planted)),
                          ("detected", partial(footlock.lock_feet, clip))):
             line, ok = row(f"{label} x, contacts {case}", fk, median_seconds(fn), TARGETS[case])

@@ -174,6 +174,15 @@ def step_seconds(clip: Clip) -> float | None:
     return float(np.median(np.diff(passes))) / clip.fps
 
 
+def _contacts_keeping_fk(clip: Clip) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """contacts(clip) with its defaults, and the FK of the feet it read over every frame (see
+    `_seen`; empty when the take is too short to read): `footlock.lock_feet` reuses it."""
+    fk: dict[str, Any] = {}
+    found = _detect(clip, feet=None, speed_mps=None, floor="local", min_duration=0.05, frames=None,
+                    window=None, exit_mps=None, height_m=None, floor_seconds=1.0, fk_out=fk)
+    return {name: d.mask for name, d in found.items()}, fk
+
+
 class ContactWarning(UserWarning):
     """Footsteps that look wrong: a foot that never plants, feet that do not alternate."""
 
@@ -275,8 +284,10 @@ def thresholds(clip: Clip, *, feet: FootSpec | None = None, speed_mps: float | N
 def _detect(clip: Clip, *, feet: FootSpec | None, speed_mps: float | None, floor: str | float | None,
             min_duration: float, frames: tuple[int, int | None] | None, window: int | None,
             exit_mps: float | None, height_m: float | None, floor_seconds: float,
-            thresholds: Thresholds | None = None) -> dict[str, _Detection]:
-    """{foot: _Detection}: what contacts() and footsteps() report, onsets and lifts in frames."""
+            thresholds: Thresholds | None = None,
+            fk_out: dict[str, Any] | None = None) -> dict[str, _Detection]:
+    """{foot: _Detection}: what contacts() and footsteps() report, onsets and lifts in frames.
+    fk_out: filled with the feet's FK over every frame (see `_seen`)."""
     if speed_mps is not None:
         speed_mps = _positive(speed_mps, "speed_mps")
     if exit_mps is not None:
@@ -297,7 +308,7 @@ def _detect(clip: Clip, *, feet: FootSpec | None, speed_mps: float | None, floor
             raise ValueError(f"floor must be 'local', None or a height in file units, not {floor!r}")
         fixed_floor = float(floor)
 
-    seen, choose = _measure(clip, feet, frames, window)
+    seen, choose = _measure(clip, feet, frames, window, fk_out)
     th = thresholds if thresholds is not None else choose(speed_mps, exit_mps, height_m)
     T, first, stop, loop = clip.n_frames, seen.first, seen.stop, seen.loop
     n = stop - first
@@ -307,7 +318,7 @@ def _detect(clip: Clip, *, feet: FootSpec | None, speed_mps: float | None, floor
     fps = clip.fps
     if fixed_floor is None:
         radius = max(1, round(floor_seconds * fps / 2.0))
-        lows = np.min(np.stack([h.min(axis=1) for h in seen.heights.values()]), axis=0)
+        lows = _lowest([h for heights in seen.heights.values() for h in heights.T])
         level = _running_min(lows, radius, loop)
     else:
         level = np.full(n, fixed_floor * clip.meters_per_unit)
@@ -316,7 +327,7 @@ def _detect(clip: Clip, *, feet: FootSpec | None, speed_mps: float | None, floor
         # [n, K] each point over the floor: how touchdowns and lifts are placed, with or without
         # the height test (floor=None) on what is a contact.
         down[name] = h - level[:, None]
-        near[name] = down[name].min(axis=1) <= th.height_m if floor is not None else np.ones(n, bool)
+        near[name] = _lowest(list(down[name].T)) <= th.height_m if floor is not None else np.ones(n, bool)
 
     min_frames = max(1, math.ceil(min_duration * fps - 1e-9))
     knee_frames = max(2, round(fps * _KNEE_SECONDS))
@@ -344,16 +355,15 @@ class _Seen(NamedTuple):
 
 
 def _measure(clip: Clip, feet: FootSpec | None, frames: tuple[int, int | None] | None,
-             window: int | None) -> tuple[_Seen, Any]:
+             window: int | None, fk_out: dict[str, Any] | None = None) -> tuple[_Seen, Any]:
     """What the feet do over the analysed frames, and the threshold chooser for them (from the
     whole take, so analysing part of it uses the take's thresholds)."""
     points = foot_points(clip, feet)
-    seen = _seen(clip, points, frames, window)
+    seen = _seen(clip, points, frames, window, fk_out)
     whole = seen if frames is None else _seen(clip, points, None, window)
     leg = _leg_m(clip, points)
     pooled = np.concatenate(list(whole.speeds.values())) if whole.speeds else np.zeros(1)
-    stance = float(np.percentile(pooled, 5))
-    swing = float(np.percentile(pooled, 98))
+    stance, swing = (float(x) for x in np.percentile(pooled, [5, 98]))
 
     def choose(speed_mps: float | None, exit_mps: float | None, height_m: float | None) -> Thresholds:
         spread = max(swing - stance, 0.0)
@@ -375,7 +385,12 @@ def _measure(clip: Clip, feet: FootSpec | None, frames: tuple[int, int | None] |
 
 
 def _seen(clip: Clip, points: Mapping[str, tuple[list[int], list[int]]],
-          frames: tuple[int, int | None] | None, window: int | None) -> _Seen:
+          frames: tuple[int, int | None] | None, window: int | None,
+          fk_out: dict[str, Any] | None = None) -> _Seen:
+    """fk_out: when given, the FK is done over every frame (not only the analysed ones: each
+    frame's is its own) and kept there for `footlock.lock_feet`, component-major as it works:
+    'index' [J] joint -> row (-1: not computed), 'local' rotations [rows, 4, T], 'rotations'
+    [rows, 4, T] and 'positions' [rows, 3, T] in the world."""
     first, stop = _frame_range(clip, frames)
     T = clip.n_frames
     loop = clip.loop and first == 0 and stop == T
@@ -394,21 +409,36 @@ def _seen(clip: Clip, points: Mapping[str, tuple[list[int], list[int]]],
                       | set(skeleton.chain(clip.parents, clip.root)))
         index = np.full(clip.n_joints, -1, dtype=np.int64)
         index[used] = np.arange(len(used))
-        sub_parents = np.array([index[clip.parents[j]] if clip.parents[j] >= 0 else -1 for j in used])
-        sub_rot, sub_pos = quat.fk(clip.rotations[first:T, used], clip.positions[first:T, used], sub_parents)
+        sub_parents = [int(index[clip.parents[j]]) if clip.parents[j] >= 0 else -1 for j in used]
+        # Component-major ([joint, component, frame]), as quat.fk works inside: no gathered copy
+        # of the whole take's [T, J, 4] rotations.
+        start = 0 if fk_out is not None else first
+        local = quat.components(clip.rotations[start:T], used)
+        rot, pos = quat.fk_components(local, quat.components(clip.positions[start:T], used), sub_parents)
+        if fk_out is not None:
+            fk_out.update(index=index, local=local, rotations=rot, positions=pos)
+            rot, pos = rot[:, :, first:], pos[:, :, first:]
         travel = np.zeros(3)
         if loop:
             # The frame after the last is frame 0 moved on by one cycle's travel over the floor.
-            root = sub_pos[:, index[clip.root]] * m
+            root = pos[index[clip.root]].T * m
             travel = root[-1] - root[0] if stop < T else (root[-1] - root[0]) * n / (n - 1)
             travel -= up * (travel @ up)
         span = max(1, round(fps * _SPEED_SECONDS))
+        axis = int(np.argmax(np.abs(up))) if np.count_nonzero(up) == 1 else None
         for name, (joints, sites) in points.items():
-            owner = index[clip.end_parents[sites]]
-            tips = sub_pos[:n, owner] + quat.mul_vec(sub_rot[:n, owner], clip.end_offsets[sites])
-            p = np.concatenate([sub_pos[:n, index[joints]], tips], axis=1) * m
+            # [n, K, 3] the foot's points: its joints, then its End Sites.
+            p = np.empty((n, len(joints) + len(sites), 3))
+            for i, j in enumerate(index[joints]):
+                p[:, i] = pos[j, :, :n].T
+            for i, (e, j) in enumerate(zip(sites, index[clip.end_parents[sites]], strict=True)):
+                tip = quat._rot_c(*rot[j, :, :n], *clip.end_offsets[e])
+                for c in range(3):
+                    p[:, len(joints) + i, c] = pos[j, c, :n] + tip[c]
+            p *= m
             speeds[name] = _median(_speed(p, span, fps, loop, travel), window, loop)
-            heights[name] = p @ up
+            # Along an axis, the coordinate itself (what the dot product gives, without its cost).
+            heights[name] = p[..., axis] * up[axis] if axis is not None else p @ up
     return _Seen(first, stop, loop, speeds, heights)
 
 
@@ -452,72 +482,121 @@ def _track(s: np.ndarray, slow: np.ndarray, moving_slowly: np.ndarray, near: np.
     long = (stops - starts) >= min_frames
     starts, stops = starts[long], stops[long]
 
+    # Every contact at once (a 30 fps take has a contact every 16 frames). Contact k owns the
+    # frames since its predecessor's end, [stops[k - 1], stops[k]): its touchdown and lift are
+    # looked for there, and these windows do not overlap.
     K = starts.size
     downs, ups = starts.astype(np.float64), (stops - 1).astype(np.float64)
     has_down, has_up = np.ones(K, bool), np.ones(K, bool)
-    bend = _bend(s, knee_frames, loop)
-    s_next = np.append(s, s[0]) if loop else s  # index n: frame 0 of the next cycle
-    # Per-frame lookups, so that each contact costs a few scalar reads (a 30 fps take has a
-    # contact every 16 frames).
-    next_seed, last_swing = _next_true(seed), _last_true(s > th.swing_mps)
-    off_floor, next_rest = _last_true(~near), _next_true(s <= th.rest_mps)
-    for k, (a, b) in enumerate(zip(starts, stops, strict=True)):
-        planted = a + np.flatnonzero(seed[a:b])
-        first_slow = int(next_seed[a]) if next_seed[a] < b else int(b - 1)  # a run off the clip's end
-        # Each point's own standing height in this contact (a heel strike lands the ankle at its
+    if K:
+        since = np.concatenate([[0], stops[:-1]])
+        end = int(stops[-1])
+        owner = np.repeat(np.arange(K), stops - since)  # [end] the contact whose window holds a frame
+        inside = np.arange(end) >= starts[owner]
+        next_seed = _next_true(seed)
+        first_slow = np.where(next_seed[starts] < stops, next_seed[starts], stops - 1)  # a run off the end
+        # Each point's own standing height in each contact: the middle of its sorted heights over
+        # the contact's slow frames, else its last frame's (a heel strike lands the ankle at its
         # height, a forefoot landing the toe; real floors are not level).
-        # (The middle of the sorted heights: np.median's own overhead is most of its cost here.)
-        stand = np.sort(above[planted], axis=0)[planted.size // 2] if planted.size else above[b - 1]
-        since = int(stops[k - 1]) if k > 0 else 0
-        down = (above[since:b] - stand).min(axis=1)  # frames since .. b - 1
+        stand = _middles(above, np.flatnonzero(seed[:end] & inside), owner, above[stops - 1])
+        # [end] the foot's lowest point over its stand (point by point: a min over 2-4 columns is slow)
+        down = above[:end, 0] - stand[:, 0][owner]
+        for j in range(1, above.shape[1]):
+            np.minimum(down, above[:end, j] - stand[:, j][owner], out=down)
         # Touchdown: the knee after the foot last swung (or since the previous contact).
-        if a == 0 and not loop:
-            has_down[k] = False
-        else:
-            swung = int(last_swing[first_slow])
-            swung = swung if swung >= since else -1
-            if swung < 0 and k == 0 and not loop and down[0] <= th.touch_m and s[0] <= th.touch_mps:
-                # Standing at the first analysed frame, not swinging since: it landed before.
-                downs[k], has_down[k] = 0.0, False
-            else:
-                lo = max(swung if swung >= 0 else since, int(off_floor[first_slow]) + 1)
-                # The knee of the speed's fall as the foot reaches the floor: never while it is
-                # still above the floor and moving fast (at a low frame rate the knee of 2-frame
-                # slopes comes early), nor long after it landed (a foot that lands flat falls
-                # to rest without a knee).
-                landed = _landing(s[since:b], down, lo - since, first_slow - since, th.touch_m, th.touch_mps)
-                landed = None if landed is None else landed + since
-                # The fall ends where the foot comes to rest: past the contact's first slow frame
-                # when the take's threshold is high (a run's planted foot still rolls).
-                rest = max(first_slow, int(next_rest[a])) if next_rest[a] < b else first_slow
-                hi = rest if landed is None else min(rest, math.floor(landed + reach))
-                knee = _knee(bend, lo, hi)
-                at = float(a) if knee is None else knee
-                downs[k] = at if landed is None else min(max(at, landed), float(rest))
+        swung = _last_true(s > th.swing_mps)[first_slow]
+        swung = np.where(swung >= since, swung, -1)
+        edge = starts == 0 if not loop else np.zeros(K, bool)
+        # Standing at the first analysed frame, not swinging since: it landed before.
+        standing = np.zeros(K, bool)
+        if not loop:
+            standing[0] = swung[0] < 0 and down[0] <= th.touch_m and s[0] <= th.touch_mps
+        has_down[edge | standing] = False
+        downs[standing & ~edge] = 0.0
+        find = np.flatnonzero(~edge & ~standing)
+        a, fs, sw, since_f = starts[find], first_slow[find], swung[find], since[find]
+        lo = np.maximum(np.where(sw >= 0, sw, since_f), _last_true(~near)[fs] + 1)
+        # The knee of the speed's fall as the foot reaches the floor: never while it is still
+        # above the floor and moving fast (at a low frame rate the knee of 2-frame slopes comes
+        # early), nor long after it landed (a foot that lands flat falls to rest without a knee).
+        landed, has_landed = _landing(s, down, lo, fs, since_f, th.touch_m, th.touch_mps)
+        # The fall ends where the foot comes to rest: past the contact's first slow frame when
+        # the take's threshold is high (a run's planted foot still rolls).
+        next_rest = _next_true(s <= th.rest_mps)[a]
+        rest = np.where(next_rest < stops[find], np.maximum(fs, next_rest), fs)
+        reached = np.floor(np.where(has_landed, landed, 0.0) + reach).astype(np.int64)
+        hi = np.where(has_landed, np.minimum(rest, reached), rest)
+        at = _knees(_bend(s, knee_frames, loop), lo, hi, a.astype(np.float64))
+        downs[find] = np.where(has_landed, np.minimum(np.maximum(at, landed), rest), at)
         # Lift: the speed crossing exit_mps, or the last point leaving the floor if that comes
         # first (a hop's foot rises before it is fast; a tired runner's toe hovers slowly).
         # The foot is off once it stays above the floor to the end of the slow run.
-        settled = np.flatnonzero(down[a - since:] <= th.lift_m)
-        if settled.size and settled[-1] < b - a - 1:
-            f = int(settled[-1]) + 1 + a - since
-            ups[k] = f - 1 + since + (th.lift_m - down[f - 1]) / (down[f] - down[f - 1])
-        elif b == n and not loop:
-            has_up[k] = False
-        elif s_next[b] >= exit_mps > s[b - 1]:
-            ups[k] = b - 1 + (exit_mps - s[b - 1]) / (s_next[b] - s[b - 1])
+        settled = _last_true(down <= th.lift_m)[stops - 1]
+        rises = (settled >= starts) & (settled < stops - 1)
+        f = settled[rises] + 1
+        ups[rises] = f - 1 + (th.lift_m - down[f - 1]) / (down[f] - down[f - 1])
+        if not loop:
+            has_up[~rises & (stops == n)] = False
+        s_next = np.append(s, s[0]) if loop else np.append(s, np.inf)  # index n: the next cycle's 0
+        b = stops
+        crossing = ~rises & has_up & (s_next[b] >= exit_mps) & (exit_mps > s[b - 1])
+        b = b[crossing]
+        ups[crossing] = b - 1 + (exit_mps - s[b - 1]) / (s_next[b] - s[b - 1])
     # The knees may shorten a contact: the minimum duration holds for what is reported (not for
     # a contact running off either end of a clip: it goes on outside it).
     first = np.ceil(downs - 1e-9).astype(np.int64)
     last = np.floor(ups + 1e-9).astype(np.int64)
     long = ((last - first + 1) >= min_frames) | ~has_down | ~has_up
     downs, ups, has_down, has_up = downs[long], ups[long], has_down[long], has_up[long]
-    mask = np.zeros(n, bool)
-    for d, u in zip(downs, ups, strict=True):
-        mask[np.arange(math.ceil(d - 1e-9), math.floor(u + 1e-9) + 1) % n] = True
+    first, last = first[long], last[long]
+    mask = _cover(first, last, n)
     if loop:
         return np.roll(mask, shift), np.sort(np.mod(downs + shift, n)), np.sort(np.mod(ups + shift, n))
     return mask, downs[has_down], ups[has_up]
 
+
+def _middles(x: np.ndarray, frames: np.ndarray, owner: np.ndarray, default: np.ndarray) -> np.ndarray:
+    """[k, K] per group, each column's middle value (np.sort(...)[count // 2]) over the rows
+    `frames` (sorted) of x [n, K] that `owner` puts in it; `default`'s row for a group with none."""
+    out = default.copy()
+    if not frames.size:
+        return out
+    group = owner[frames]
+    count = np.bincount(group, minlength=default.shape[0])
+    got = np.flatnonzero(count)
+    start = np.cumsum(count) - count
+    rows = x[frames]
+    width = int(count.max())
+    if default.shape[0] * width <= 4 * frames.size and not np.isnan(rows).any():
+        # Groups side by side, padded with +inf (sorted past every value), one sort for all
+        # (along the last axis: [column, group, member]).
+        box = np.full((x.shape[1], default.shape[0], width), np.inf)
+        box[:, group, np.arange(frames.size) - start[group]] = rows.T
+        box.sort(axis=-1)
+        out[got] = box[:, got, count[got] // 2].T
+        return out
+    middle = (start + count // 2)[got]  # a group as long as the take: sort by group, then value
+    for j in range(x.shape[1]):
+        out[got, j] = rows[np.lexsort((rows[:, j], group))[middle], j]
+    return out
+
+
+def _cover(first: np.ndarray, last: np.ndarray, n: int) -> np.ndarray:
+    """bool [n]: frames first..last (each pair, inclusive) taken modulo n."""
+    mask = np.zeros(n, bool)
+    some = last >= first
+    first, last = first[some], last[some]
+    if not first.size:
+        return mask
+    if first.min() < 0 or last.max() >= 2 * n - 1 or (last - first).max() >= n:
+        for a, b in zip(first, last, strict=True):  # never in practice: a span wrapping further
+            mask[np.arange(a, b + 1) % n] = True
+        return mask
+    edges = np.zeros(2 * n + 1, np.int64)
+    np.add.at(edges, first, 1)
+    np.add.at(edges, last + 1, -1)
+    covered = np.cumsum(edges[:2 * n]) > 0
+    return covered[:n] | covered[n:]
 
 def _next_true(mask: np.ndarray) -> np.ndarray:
     """[n] the first index >= i where mask holds (n when none)."""
@@ -531,21 +610,28 @@ def _last_true(mask: np.ndarray) -> np.ndarray:
     return np.maximum.accumulate(np.where(mask, np.arange(mask.size), -1))
 
 
-def _landing(s: np.ndarray, down: np.ndarray, lo: int, hi: int, touch_m: float,
-             touch_mps: float) -> float | None:
-    """Fractional frame in [lo, hi] where the foot first has its leading point within touch_m of
-    its standing height and is slower than touch_mps (each crossing interpolated between
-    frames, the later of the two); None when it never does."""
-    ok = (down[lo:hi + 1] <= touch_m) & (s[lo:hi + 1] <= touch_mps)
-    if not ok.any():
-        return None
-    f = lo + int(np.argmax(ok))
-    if f == lo:
-        return float(f)
-    crossings = [f - 1 + (float(x[f - 1]) - limit) / (float(x[f - 1]) - float(x[f]))
-                 for x, limit in ((down, touch_m), (s, touch_mps))
-                 if float(x[f - 1]) > limit >= float(x[f])]
-    return max(crossings) if crossings else float(f)
+def _landing(s: np.ndarray, down: np.ndarray, lo: np.ndarray, hi: np.ndarray, since: np.ndarray,
+             touch_m: float, touch_mps: float) -> tuple[np.ndarray, np.ndarray]:
+    """([k] fractional frame, [k] found): where in each [lo, hi] the foot first has its leading
+    point within touch_m of its standing height (`down` [m], over each contact's own stand) and is
+    slower than touch_mps (each crossing interpolated between frames, the later of the two).
+    The fractions are taken from each contact's window start `since`, then moved by it."""
+    m = down.size
+    ok = (down <= touch_m) & (s[:m] <= touch_mps)
+    f = np.append(_next_true(ok), m)[lo]
+    found = f <= hi
+    landed = f.astype(np.float64)
+    later = np.flatnonzero(found & (f > lo))
+    g = f[later]
+    best = np.full(g.size, -np.inf)
+    for x, limit in ((down, touch_m), (s, touch_mps)):
+        x0, x1 = x[g - 1], x[g]
+        cross = np.flatnonzero((x0 > limit) & (limit >= x1))
+        at = (g[cross] - since[later][cross] - 1 + (x0[cross] - limit) / (x0[cross] - x1[cross])) \
+            + since[later][cross]
+        best[cross] = np.maximum(best[cross], at)
+    landed[later] = np.where(best > -np.inf, best, landed[later])
+    return landed, found
 
 
 def _bend(s: np.ndarray, w: int, loop: bool) -> np.ndarray:
@@ -559,20 +645,33 @@ def _bend(s: np.ndarray, w: int, loop: bool) -> np.ndarray:
     return slope[w:w + n] - slope[:n]
 
 
-def _knee(bend: np.ndarray, lo: int, hi: int) -> float | None:
-    """Fractional frame in [lo, hi] where `bend` peaks (vertex of the parabola through the peak
-    and its neighbours); None when nothing there bends the right way."""
-    if hi < lo:
-        return None
-    i = lo + int(np.argmax(bend[lo:hi + 1]))
-    if bend[i] <= 0.0:
-        return None
-    if lo < i < hi:
-        y0, y1, y2 = bend[i - 1], bend[i], bend[i + 1]
-        curvature = y0 - 2.0 * y1 + y2
-        if curvature < 0.0:
-            return i + 0.5 * float(y0 - y2) / float(curvature)
-    return float(i)
+def _knees(bend: np.ndarray, lo: np.ndarray, hi: np.ndarray, default: np.ndarray) -> np.ndarray:
+    """[k] fractional frame in each [lo, hi] where `bend` peaks (its first peak, the vertex of
+    the parabola through it and its neighbours); `default` where nothing there bends the right way."""
+    out = default.copy()
+    some = np.flatnonzero(hi >= lo)
+    if not some.size:
+        return out
+    lo, hi = lo[some], hi[some]
+    size = hi - lo + 1
+    offset = np.cumsum(size) - size
+    frames = np.arange(int(size.sum())) - np.repeat(offset - lo, size)
+    values = bend[frames]
+    peak = np.repeat(np.maximum.reduceat(values, offset), size)
+    # The first frame at the peak (np.argmax's choice, a NaN first of all).
+    hit = np.where((values == peak) | np.isnan(values), np.arange(frames.size), frames.size)
+    i = frames[np.minimum.reduceat(hit, offset)]
+    y1 = bend[i]
+    knee = i.astype(np.float64)
+    inner = np.flatnonzero((lo < i) & (i < hi))
+    j = i[inner]
+    y0, y2 = bend[j - 1], bend[j + 1]
+    curvature = y0 - 2.0 * y1[inner] + y2
+    bent = curvature < 0.0
+    knee[inner[bent]] = j[bent] + 0.5 * (y0 - y2)[bent] / curvature[bent]
+    good = y1 > 0.0
+    out[some[good]] = knee[good]
+    return out
 
 
 # -- helpers -------------------------------------------------------------------------------------
@@ -630,21 +729,53 @@ def _speed(p: np.ndarray, span: int, fps: float, loop: bool, travel: np.ndarray)
         steps = np.full(n, 2 * span)
     else:
         ahead, behind = np.minimum(i + span, n - 1), np.maximum(i - span, 0)
-        d = p[ahead] - p[behind]
+        d = np.empty_like(p)
+        top = max(n - span, span)
+        np.subtract(p[2 * span:], p[:top - span], out=d[span:top])
+        edge = np.concatenate([i[:span], i[top:]])
+        d[edge] = p[ahead[edge]] - p[behind[edge]]
         steps = ahead - behind
-    return (np.linalg.norm(d, axis=-1) * (fps / steps)[:, None]).min(axis=1)
+    # |d| per point (as np.linalg.norm sums the squares, in order), the slowest point's speed.
+    d *= d
+    length = np.sqrt(d[..., 0] + d[..., 1] + d[..., 2])
+    length *= (fps / steps)[:, None]
+    return np.minimum.reduce([length[:, k] for k in range(length.shape[1])])
 
 
 def _median(x: np.ndarray, window: int, loop: bool) -> np.ndarray:
     if window == 1:
         return x
     padded = np.pad(x, window // 2, mode="wrap" if loop else "edge")
-    return np.median(np.lib.stride_tricks.sliding_window_view(padded, window), axis=-1)
+    view = np.lib.stride_tricks.sliding_window_view(padded, window)
+    if window in (3, 5):  # by selection (the default windows at 60 and 120 fps)
+        lo, hi, mid = view[:, 0], view[:, -1], view[:, window // 2]
+        if window == 5:
+            # The lower of two pairs' minima is below the median, the higher of their maxima above.
+            a, b, c, d = view[:, 0], view[:, 1], view[:, 3], view[:, 4]
+            lo = np.maximum(np.minimum(a, b), np.minimum(c, d))
+            hi = np.minimum(np.maximum(a, b), np.maximum(c, d))
+        return np.maximum(np.minimum(lo, hi), np.minimum(np.maximum(lo, hi), mid))
+    return np.median(view, axis=-1)
 
 
 def _running_min(x: np.ndarray, radius: int, loop: bool) -> np.ndarray:
+    """[n] the minimum of x over [i - radius, i + radius], padded by its ends (or wrapped): the
+    minima from each window-long block's start and from its end, two of which cover a window."""
+    w = 2 * radius + 1
     padded = np.pad(x, radius, mode="wrap" if loop else "edge")
-    return np.lib.stride_tricks.sliding_window_view(padded, 2 * radius + 1).min(axis=-1)
+    blocks = np.concatenate([padded, np.full(-padded.size % w, np.inf)]).reshape(-1, w)
+    ahead = np.minimum.accumulate(blocks, axis=1).ravel()
+    behind = np.minimum.accumulate(blocks[:, ::-1], axis=1)[:, ::-1].ravel()
+    n = x.size
+    return np.minimum(behind[:n], ahead[w - 1:w - 1 + n])
+
+
+def _lowest(columns: Sequence[np.ndarray]) -> np.ndarray:
+    """The elementwise minimum of a few columns (np.min over a 2-4 wide axis is slow)."""
+    out = columns[0].copy()
+    for c in columns[1:]:
+        np.minimum(out, c, out=out)
+    return out
 
 
 def runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -186,10 +187,11 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
     clip = with_feet(clip, feet)
     if not clip.body.legs:
         raise ValueError(f"no legs found: {clip.body.problem}")
+    fk: dict[str, Any] = {}
     if contacts is None:
-        from .contacts import contacts as detect
+        from .contacts import _contacts_keeping_fk
 
-        contacts = detect(clip)
+        contacts, fk = _contacts_keeping_fk(clip)  # and the feet's FK it did, reused below
     T = clip.n_frames
     masks = {}
     for side, mask in contacts.items():
@@ -206,11 +208,14 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
 
     # FK along the chains to the feet only, component-major ([joint, component, frame]).
     used = sorted({j for side in legs for k in clip.body.feet[side] for j in skeleton.chain(clip.parents, k)})
-    index = np.full(clip.n_joints, -1, dtype=np.int64)
-    index[used] = np.arange(len(used))
-    sub_parents = [int(index[clip.parents[j]]) if clip.parents[j] >= 0 else -1 for j in used]
-    lrot = quat.components(clip.rotations, used)
-    gr, gp = quat.fk_components(lrot, quat.components(clip.positions, used), sub_parents)
+    if fk and bool((fk["index"][used] >= 0).all()):
+        index, lrot, gr, gp = fk["index"], fk["local"], fk["rotations"], fk["positions"]
+    else:
+        index = np.full(clip.n_joints, -1, dtype=np.int64)
+        index[used] = np.arange(len(used))
+        sub_parents = [int(index[clip.parents[j]]) if clip.parents[j] >= 0 else -1 for j in used]
+        lrot = quat.components(clip.rotations, used)
+        gr, gp = quat.fk_components(lrot, quat.components(clip.positions, used), sub_parents)
     up = clip.up
     mpu = clip.meters_per_unit
     blend_frames = max(0, math.ceil(blend_time * clip.fps - 1e-9))
