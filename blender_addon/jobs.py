@@ -139,7 +139,7 @@ def export_bvh(obj: Any, path: str | Path, *, options: ExportOptions) -> Clip:
     as it stands in the scene (the object's world transform applied), at the action's own rate,
     lengths times Scale."""
     act, _ = bridge.resolve_action(obj, options.action or None)
-    clip = bridge.action_to_clip(obj, act)
+    clip = bridge.source_clip(obj, act, source=options.source)
     if clip.n_frames == 0:
         raise JobError(f"action {clip.name!r} has no keys to export")
     note = bridge.rate_note(obj, act, clip)
@@ -198,9 +198,10 @@ def save_blend(path: str | Path) -> None:
 CURVE_GROUP = "Stride Events"
 
 
-def _armature_action(obj: Any, action: str | None) -> tuple[Any, Any, Clip, bridge.Timing]:
+def _armature_action(obj: Any, action: str | None,
+                     source: str = "AUTO") -> tuple[Any, Any, Clip, bridge.Timing]:
     act, _ = bridge.resolve_action(obj, action or None)
-    clip, timing = bridge.read_action(obj, act)
+    clip, timing = bridge.read_action(obj, act, source=source)
     if clip.n_frames < 2:
         raise JobError(f"action {act.name!r} has fewer than two frames")
     return act, _, clip, timing
@@ -217,7 +218,7 @@ def detect_footsteps(obj: Any, *, options: FootstepOptions) -> tuple[Any, dict[s
     have). Foot Speed 0: Auto."""
     from .markers import replace_track
 
-    act, _, clip, timing = _armature_action(obj, options.action)
+    act, _, clip, timing = _armature_action(obj, options.action, options.source)
     steps, doubts = find_footsteps(clip, act.name, foot_speed(options.speed_mps),
                                    bridge.rate_note(obj, act, clip), lifts=options.lifts)
     counts = {track: len(times) for track, times in steps.items()}
@@ -277,7 +278,7 @@ def lock_feet_action(obj: Any, *, options: LockFeetOptions, progress: Callable[[
     land: (action, clip, notes). Contacts come from the action's `stride_contact_L/R` curves when
     it has them (Write Event Curves; edit them to say where a foot is planted), else they are
     detected (Foot Speed 0: Auto). `lower_pelvis`: as for lock_feet_clip."""
-    act, slot, clip, timing = _armature_action(obj, options.action)
+    act, slot, clip, timing = _armature_action(obj, options.action, options.source)
     out, notes = lock_feet_clip(clip, options=options, masks=contact_masks(act, slot, timing, clip),
                                 lower_pelvis=lower_pelvis)
     result = write_result(obj, out, f"{act.name} (feet locked)", timing, source=act, progress=progress)
@@ -327,7 +328,7 @@ def write_event_curves(obj: Any, *, options: EventOptions) -> tuple[Any, list[st
 
     tracks, window, sigma = options.tracks, options.window, options.sigma
     speed_mps = foot_speed(options.speed_mps)
-    act, slot, clip, timing = _armature_action(obj, options.action)
+    act, slot, clip, timing = _armature_action(obj, options.action, options.source)
     found, tag_markers = marker_tracks(act, timing)
     wanted = None if tracks.strip().upper() == "ALL" else {t.strip() for t in tracks.split(",") if t.strip()}
     if wanted is not None:
@@ -507,7 +508,8 @@ def find_target_time(obj: Any, *, options: TransitionOptions) -> float:
         raise JobError("choose a target action to transition into")
     src_action = resolve_source(obj, options.source_action)
     dst_action, _ = bridge.resolve_action(obj, options.target_action)
-    (src, _), (dst, _) = bridge.read_action(obj, src_action), bridge.read_action(obj, dst_action)
+    (src, _), (dst, _) = (bridge.read_action(obj, src_action, source=options.source),
+                          bridge.read_action(obj, dst_action, source=options.source))
     for act in (src_action, dst_action):
         bridge.check_skeleton(obj, act, options.allow_mismatch)
     return best_target_time(src, dst, options.source_time)
@@ -562,8 +564,8 @@ def bake_transition(obj: Any, *, options: TransitionOptions,
         raise JobError("choose a target action to transition into")
     src_action = resolve_source(obj, options.source_action)
     dst_action, _ = bridge.resolve_action(obj, options.target_action)
-    src, timing = bridge.read_action(obj, src_action)
-    dst, _ = bridge.read_action(obj, dst_action)
+    src, timing = bridge.read_action(obj, src_action, source=options.source)
+    dst, _ = bridge.read_action(obj, dst_action, source=options.source)
     for act in (src_action, dst_action):
         bridge.check_skeleton(obj, act, options.allow_mismatch)
     out = transition_clip(src, dst, options=options)
@@ -578,7 +580,7 @@ def bake_nla_track(obj: Any, *, options: NlaBakeOptions,
 
     method = core_method(options.method)
     items, blends, start, track_name = bridge.nla_items(obj, options.track, options.blend_time,
-                                                        options.allow_mismatch)
+                                                        options.allow_mismatch, source=options.source)
     out = transition.sequence(items, blends, method, lock_feet=options.lock_feet)
     name = f"{track_name} baked ({options.method.lower()})"
     return write_result(obj, out, name, bridge.Timing(start, bridge.scene_fps()), progress=progress), out
@@ -747,7 +749,8 @@ def bake_sync_blend(obj: Any, *, options: SyncOptions,
     curve = None
     if options.weight_mode == "CURVE" and options.duration_unit != "CYCLES":
         curve = _weight_curve(obj, act_a, start, rate, options.duration)
-    (a, timing_a), (b, timing_b) = bridge.read_action(obj, act_a), bridge.read_action(obj, act_b)
+    (a, timing_a), (b, timing_b) = (bridge.read_action(obj, act_a, source=options.source),
+                                    bridge.read_action(obj, act_b, source=options.source))
     for act in (act_a, act_b):
         bridge.check_skeleton(obj, act, options.allow_mismatch)
     out, used = sync_clip(a, b, options=options, timing_a=timing_a, timing_b=timing_b, curve=curve)
@@ -817,8 +820,12 @@ def preview_footsteps(obj: Any, *, options: FootstepOptions) -> FootstepPreview:
         name = act.name
         speed = foot_speed(options.speed_mps)
 
+        used, why = bridge.read_source(obj, act, options.source)
+        if used == "EVALUATED":  # a panel's draw cannot play frames
+            raise JobError(f"{why}: no preview of what the rig plays; Detect Footsteps reads it")
+
         def compute() -> FootstepPreview:
-            clip, _ = bridge.read_action(obj, act)
+            clip, _ = bridge.read_action(obj, act, source=used)
             if clip.n_frames < 2:
                 raise JobError(f"action {act.name!r} has fewer than two frames")
             with warnings.catch_warnings():
@@ -858,12 +865,16 @@ _NO_SPEEDS = (math.nan, math.nan)
 
 
 def _cycle_preview(obj: Any, action: Any, frames: tuple[int, int], straighten: bool,
-                   label: str) -> tuple[Clip, CyclePreview]:
+                   label: str, source: str = "AUTO") -> tuple[Clip, CyclePreview]:
     """(cycle, preview) of an action as sync_clip cuts it (the same call), kept between redraws."""
     from .core import contacts
 
+    used, why = bridge.read_source(obj, action, source)
+    if used == "EVALUATED":  # a panel's draw cannot play frames
+        raise JobError(f"{action.name!r}: {why}: no preview of what the rig plays; Bake Sync Blend reads it")
+
     def compute() -> tuple[Clip, CyclePreview]:
-        clip, timing = bridge.read_action(obj, action)
+        clip, timing = bridge.read_action(obj, action, source=used)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # the operator reports them
             cycle = cycle_of(clip, timing, frames, straighten, label)
@@ -883,11 +894,13 @@ def preview_sync(obj: Any, *, options: SyncOptions) -> SyncPreview:
     try:
         closed = loops(options)
         act_a = resolve_source(obj, options.action_a)
-        a, cycles[0] = _cycle_preview(obj, act_a, options.frames_a, closed, SYNC_LABELS["frames_a"])
+        a, cycles[0] = _cycle_preview(obj, act_a, options.frames_a, closed, SYNC_LABELS["frames_a"],
+                                      options.source)
         if not options.action_b:
             raise JobError("choose action B to blend with")
         act_b, _ = bridge.resolve_action(obj, options.action_b)
-        b, cycles[1] = _cycle_preview(obj, act_b, options.frames_b, closed, SYNC_LABELS["frames_b"])
+        b, cycles[1] = _cycle_preview(obj, act_b, options.frames_b, closed, SYNC_LABELS["frames_b"],
+                                      options.source)
         a.check_compatible(b)
         key = ("sync", action_key(obj, act_a), action_key(obj, act_b), closed, tuple(options.frames_a),
                tuple(options.frames_b), options.mode, options.weight_mode, options.weight, options.speed_mps)
