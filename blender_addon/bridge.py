@@ -441,8 +441,10 @@ def read_source(obj: Any, action: Any = None, source: str = "AUTO") -> tuple[str
     if source not in SOURCES:
         raise BridgeError(f"read source {source!r} is not one of {', '.join(s.lower() for s in SOURCES)}")
     _require_armature(obj)
-    settings = import_settings(obj, action=action)
-    names, _ = evaluated_bones(obj, settings)
+    try:
+        names, _ = evaluated_bones(obj)
+    except BridgeError:  # the read itself says what is wrong
+        names = [b.name for b in obj.data.bones]
     driven = rig_driven(obj)
     bones = obj.data.bones
     moved: dict[str, str] = {}
