@@ -5,8 +5,12 @@
   made here and sent through Blender's own FBX exporter and importer.
 - `hand_built`: a rig built in Blender's own Z-up space, in meters, named as Blender names bones
   (`thigh.L`, `shin.L`, `foot.L`, `toe.L`), every bone rolled about its axis.
+- `rigify`: a Rigify human (the Human metarig, generated; built in a child process), its walk keyed
+  on its controls: the foot IK controls along the take's ankle paths, the torso along its pelvis.
+- `small_ik`: a non-deform `root`, deform pelvis, spine and legs whose shins follow IK controllers
+  `foot_ik.L/R` (keyed along the ankle paths) and whose pelvis is keyed along the take's.
 
-Each is animated by Blender itself, never by Stride: the take is imported with Blender's BVH
+The first two are animated by Blender itself, never by Stride: the take is imported with Blender's BVH
 importer, each bone of the rig copies the world location and rotation of its joint there
 (constraints), and `nla.bake` with visual keying bakes that into the rig's action. Joint positions
 are the take's; the rig's rest frames (rolls, axes, units, object transform) are its own.
@@ -16,6 +20,8 @@ are the take's; the rig's rest frames (rolls, axes, units, object transform) are
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -151,11 +157,31 @@ def saved(kind: str, folder: Path) -> Path:
     """The rig built once and saved as a .blend in `folder` (tests open it)."""
     path = folder / f"{kind}.blend"
     if not path.exists():
-        builders = {"mixamo": mixamo, "hand_built": hand_built, "rigify": rigify, "small_ik": small_ik}
+        if kind == "rigify":
+            _build_apart(kind, folder, path)
+            return path
+        builders = {"mixamo": mixamo, "hand_built": hand_built, "small_ik": small_ik}
         obj = builders[kind](folder)
         bpy.context.view_layer.objects.active = obj
         bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True)
     return path
+
+
+def _build_apart(kind: str, folder: Path, path: Path) -> None:
+    """Build rig `kind` and save it at `path` in a child Python of the same bpy: after Rigify has
+    generated a rig, bpy 4.2 crashes when its Python exits (the saved file opens cleanly), so the
+    child's exit is not the test's. The child must have printed that it saved."""
+    here = Path(__file__).resolve().parent
+    paths = [str(here.parents[1]), str(here.parent), str(here)]
+    code = (f"import sys; sys.path[:0] = {paths!r}\n"
+            "import bpy, rigs\nfrom pathlib import Path\n"
+            f"obj = rigs.{kind}(Path({str(folder)!r}))\n"
+            "bpy.context.view_layer.objects.active = obj\n"
+            f"bpy.ops.wm.save_as_mainfile(filepath={str(path)!r}, copy=True)\n"
+            "print('STRIDE-RIG-SAVED', flush=True)\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)
+    if "STRIDE-RIG-SAVED" not in run.stdout or not path.exists():
+        raise RuntimeError(f"building the {kind} rig failed ({run.returncode}): {run.stderr[-3000:]}")
 
 
 def open_rig(kind: str, folder: Path) -> object:
@@ -297,6 +323,7 @@ def rigify(folder: Path) -> object:
     assert bpy.ops.pose.rigify_generate() == {"FINISHED"}
     (obj,) = [o for o in bpy.data.objects if o.type == "ARMATURE" and o != meta]
     bpy.data.objects.remove(meta)
+    addon_utils.disable("rigify", default_set=True)  # the generated rig plays without it
     for name in list(bpy.data.objects.keys()):  # the widgets' collection stays, hidden
         if name.startswith("WGT-"):
             bpy.data.objects[name].hide_render = True
