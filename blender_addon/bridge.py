@@ -531,7 +531,8 @@ def _play(obj: Any, action: Any, slot: Any, frames: np.ndarray, names: list[str]
     if adt.use_tweak_mode and swap:
         raise BridgeError(f"{obj.name!r} is in NLA tweak mode, where Stride cannot play {action.name!r} to "
                           "read it: leave tweak mode (Tab in the NLA Editor), or read Keys")
-    view_layer.update()  # an armature never evaluated can crash Blender when given an action
+    if view_layer is not None:
+        view_layer.update()  # an armature never evaluated can crash Blender when given an action
     pose_bones = obj.pose.bones
     n = len(pose_bones)
     order = [pose_bones.find(name) for name in names]

@@ -320,7 +320,7 @@ def rigify(folder: Path) -> object:
     addon_utils.enable("rigify", default_set=True)
     bpy.ops.object.armature_human_metarig_add()
     meta = bpy.context.active_object
-    assert bpy.ops.pose.rigify_generate() == {"FINISHED"}
+    assert meta is not None and bpy.ops.pose.rigify_generate() == {"FINISHED"}
     (obj,) = [o for o in bpy.data.objects if o.type == "ARMATURE" and o != meta]
     bpy.data.objects.remove(meta)
     addon_utils.disable("rigify", default_set=True)  # the generated rig plays without it

@@ -79,7 +79,7 @@ def test_detect_footsteps_reads_what_the_rig_plays(kind, stride, rig_folder, cap
     lowest = heights.min(axis=0)
     for frame, name in marks:
         k = 0 if name.endswith("_L") else 1
-        assert heights[frame - first, k] - lowest[k] <= 0.03, (frame, name, heights[frame - first, k], lowest[k])
+        assert heights[frame - first, k] - lowest[k] <= 0.03, (frame, name, heights[frame - first, k])
 
 
 def nearest(m: np.ndarray) -> np.ndarray:
