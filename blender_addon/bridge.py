@@ -19,7 +19,8 @@ import json
 import math
 import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 import bpy
@@ -296,13 +297,17 @@ def action_timing(obj: Any, action: Any = None, fps: float | None = None, slot: 
     return Timing(start, _action_fps(import_settings(obj, action=action), fps))
 
 
-def read_action(obj: Any, action: Any = None, slot: Any = None) -> tuple[Clip, Timing]:
+def read_action(obj: Any, action: Any = None, slot: Any = None, source: str = "KEYS") -> tuple[Clip, Timing]:
     """An action read once: its Clip and the frame mapping of that clip's times (what a job needs
     to write results back at the action's frames). The clip's body map stands on the feet the user
     chose on the armature; without, the armature's feet are filled with the ones the body map
-    finds. A rate that differs from the scene's is a BridgeWarning."""
+    finds. A rate that differs from the scene's is a BridgeWarning.
+
+    `source`: 'KEYS' (the F-curves, `action_to_clip`), 'EVALUATED' (what Blender plays through the
+    rig: constraints, IK, drivers, `evaluated_clip`) or 'AUTO' (`read_source` decides). What was
+    read, and why, is noted for the `read_notes()` that are open."""
     action, slot = resolve_action(obj, action, slot)
-    clip = action_to_clip(obj, action, slot=slot)
+    clip = source_clip(obj, action, slot, source)
     chosen = chosen_feet(obj)
     if chosen is not None:
         clip = with_feet(obj, clip)
@@ -312,6 +317,258 @@ def read_action(obj: Any, action: Any = None, slot: Any = None) -> tuple[Clip, T
     if note:
         warnings.warn(note, BridgeWarning, stacklevel=2)
     return clip, action_timing(obj, action, slot=slot)
+
+
+# -- what Blender plays: the evaluated read ---------------------------------------------------------
+
+SOURCES = ("KEYS", "EVALUATED", "AUTO")
+_READS: list[list[str]] = []
+
+
+@contextmanager
+def read_notes() -> Iterator[list[str]]:
+    """Collect what each `read_action` inside read and why ('read 'walk': evaluated (...)'), once
+    each: operators report them, the CLI prints them."""
+    notes: list[str] = []
+    _READS.append(notes)
+    try:
+        yield notes
+    finally:
+        _READS.remove(notes)
+
+
+def _note_read(text: str) -> None:
+    for notes in _READS:
+        if text not in notes:
+            notes.append(text)
+
+
+def evaluated_bones(obj: Any, settings: dict[str, Any] | None = None) -> tuple[list[str], list[int]]:
+    """(bone names parents first, parent indices) of the skeleton an evaluated read reads.
+
+    An armature whose bones all deform (a BVH or FBX import) reads every bone, as the keys read.
+    One with controls (bones that do not deform: IK targets, a root, Rigify's ORG/MCH bones) reads
+    its deform bones only, each under its nearest deform ancestor; where a control stands between
+    (Rigify parents DEF-thigh.L to ORG-spine), a control that has a deform twin (the same rest head
+    and tail: ORG-spine and DEF-spine) stands for it. A deform bone with neither is a top joint (a
+    non-deform root is skipped: its motion is in its children's world pose)."""
+    settings = settings if settings is not None else import_settings(obj)
+    bones = obj.data.bones
+    deform = [b for b in bones if b.use_deform]
+    if settings.get("names") or len(deform) == len(bones) or len(deform) < 2:
+        return _bones(obj, settings)
+    n = len(bones)
+    heads = np.empty(n * 3, dtype=np.float32)
+    tails = np.empty(n * 3, dtype=np.float32)
+    bones.foreach_get("head_local", heads)
+    bones.foreach_get("tail_local", tails)
+    ends = np.concatenate([heads.reshape(n, 3), tails.reshape(n, 3)], axis=1).astype(np.float64)
+    size = float(np.ptp(ends.reshape(-1, 3), axis=0).max()) or 1.0
+    flags = np.zeros(n, dtype=bool)
+    bones.foreach_get("use_deform", flags)
+    where = np.flatnonzero(flags)
+
+    def twin(bone: Any, below: Any) -> Any:
+        close = np.abs(ends[where] - ends[bones.find(bone.name)]).max(axis=1) <= 1e-5 * size
+        for k in where[close].tolist():
+            other = bones[k]
+            if other != below and not _is_ancestor(below, other):
+                return other
+        return None
+
+    parent_of: dict[str, str | None] = {}
+    for b in deform:
+        a, found = b.parent, None
+        while a is not None and found is None:
+            found = a if a.use_deform else twin(a, b)
+            a = a.parent
+        parent_of[b.name] = found.name if found is not None else None
+    names: list[str] = []
+    placed: set[str] = set()
+    pending = [b.name for b in deform]
+    while pending:
+        ready = [m for m in pending if parent_of[m] is None or parent_of[m] in placed]
+        if not ready:  # twins that point at each other: the rest are top joints
+            parent_of[pending[0]] = None
+            continue
+        for m in ready:
+            names.append(m)
+            placed.add(m)
+        pending = [m for m in pending if m not in placed]
+    index = {m: i for i, m in enumerate(names)}
+    up = [index[parent_of[m]] if parent_of[m] is not None else -1 for m in names]  # type: ignore[index]
+    return names, up
+
+
+def _is_ancestor(bone: Any, other: Any) -> bool:
+    """Whether `bone` is an ancestor of `other`."""
+    a = other.parent
+    while a is not None:
+        if a == bone:
+            return True
+        a = a.parent
+    return False
+
+
+def rig_driven(obj: Any) -> dict[str, str]:
+    """{bone: what moves it besides its keys}: an enabled constraint with influence (its type), a
+    bone an IK constraint bends ('IK of <bone>'), or a driver on its pose channels ('driver')."""
+    bones = obj.data.bones
+    out: dict[str, str] = {}
+    for pb in obj.pose.bones:
+        for c in pb.constraints:
+            if c.mute or not c.is_valid or c.influence <= 0.0:
+                continue
+            out.setdefault(pb.name, c.type)
+            if c.type in ("IK", "SPLINE_IK"):
+                a, left = bones[pb.name].parent, c.chain_count - 1
+                while a is not None and (c.chain_count == 0 or left > 0):
+                    out.setdefault(a.name, f"IK of {pb.name}")
+                    a, left = a.parent, left - 1
+    adt = obj.animation_data
+    for fc in (adt.drivers if adt is not None else ()):
+        found = quoted_name(fc.data_path, "pose.bones")
+        if found is not None and not fc.mute and found[0] in bones:
+            out.setdefault(found[0], "driver")
+    return out
+
+
+def read_source(obj: Any, action: Any = None, source: str = "AUTO") -> tuple[str, str]:
+    """('KEYS' or 'EVALUATED', why) for a read of `action` on `obj`. AUTO reads what Blender plays
+    when a bone read, or one above it, is moved by a constraint, an IK chain or a driver; its keys
+    otherwise (the faster read, and the same motion)."""
+    source = source.upper()
+    if source not in SOURCES:
+        raise BridgeError(f"read source {source!r} is not one of {', '.join(s.lower() for s in SOURCES)}")
+    _require_armature(obj)
+    try:
+        names, _ = evaluated_bones(obj)
+    except BridgeError:  # the read itself says what is wrong
+        names = [b.name for b in obj.data.bones]
+    driven = rig_driven(obj)
+    bones = obj.data.bones
+    moved: dict[str, str] = {}
+    for name in names:
+        a = bones[name]
+        while a is not None:
+            if a.name in driven:
+                above = "" if a.name == name else f" on {a.name}"
+                moved.setdefault(name, f"{driven[a.name].lower()}{above}")
+                break
+            a = a.parent
+    if moved:
+        listed = ", ".join(f"{n} ({what})" for n, what in list(moved.items())[:3])
+        more = f" and {len(moved) - 3} more bones" if len(moved) > 3 else ""
+        why = f"constraints or drivers move {listed}{more}"
+    else:
+        why = "no constraint, IK or driver moves its bones"
+    if source == "AUTO":
+        return ("EVALUATED" if moved else "KEYS"), why
+    if source == "EVALUATED":
+        return source, "Source: Evaluated"
+    return source, "Source: Keys" + (f"; {why}, which keys do not show: read Evaluated" if moved else "")
+
+
+def evaluated_clip(obj: Any, action: Any = None, *, axis_forward: str = "-Z", axis_up: str = "Y",
+                   global_scale: float = 1.0, fps: float | None = None, slot: Any = None) -> Clip:
+    """The Clip Blender plays for an armature's action through its rig (constraints, IK, drivers),
+    in BVH conventions as `action_to_clip` reads keys, at the same frames (`action_timing`).
+
+    The action is played alone (the NLA off) on the armature for the read, frame by frame, and
+    every pose bone's matrix read in one bulk call per frame; the armature's action, slot, NLA
+    switch and the scene's frame are put back afterwards, also on error. The skeleton read is
+    `evaluated_bones` (the deform bones of a rig with controls). A joint has position channels
+    where its bone moves from its rest offset (a root, a stretching bone)."""
+    action, slot = resolve_action(obj, action, slot)
+    every = compat.fcurves(action, slot)
+    _check_object_still(obj, action, every)
+    curves = {(fc.data_path, fc.array_index): fc for fc in every if fc.data_path.startswith("pose.bones[")}
+    _check_animated_bones(obj, action, curves)
+    settings = import_settings(obj, axis_forward, axis_up, global_scale, action)
+    names, parents = evaluated_bones(obj, settings)
+    where = space(obj, settings)
+    conversion, scale = where.conversion, where.scale
+    keyed = [fc for fc in curves.values() if len(fc.keyframe_points)]
+    frames, _ = _key_frames(compat.read_keys_many(keyed))
+    pose = _play(obj, action, slot, frames, names)
+    _, heads, tails = _rest(obj, names)
+    bones = obj.data.bones
+    mats = np.empty(len(bones) * 16, dtype=np.float32)
+    bones.foreach_get("matrix_local", mats)
+    rest_m = mats.reshape(-1, 4, 4).transpose(0, 2, 1)[[bones.find(n) for n in names]]
+    rotations, moved = armature.pose_matrices_to_local(pose, rest_m, parents, conversion, scale)
+    offsets = _relative_heads(heads, parents, conversion) / scale
+    top = np.asarray(parents) < 0
+    # float32 matrices: a bone that keeps its rest offset reads it back within ~1e-6 of the size;
+    # one a stretching parent carries along (Rigify's DEF-toe under a stretching DEF-foot), or
+    # that IK's float32 drift leaves off its parent's rotation, gets position channels.
+    size = max(float(np.ptp(heads, axis=0).max()) / scale, 1e-9) if len(heads) else 1.0
+    has_loc = top | (np.abs(moved - offsets).max(axis=(0, 2), initial=0.0) > 5e-6 * size)
+    positions = np.repeat(offsets[None], len(frames), axis=0)
+    positions[:, has_loc] = moved[:, has_loc]
+    if where.shift.any():
+        positions[:, top] += where.shift
+    channels = _guess_channels(obj, names, has_loc)
+    kids = {p for p in parents if p >= 0}
+    end_parents = [j for j in range(len(names)) if j not in kids]
+    end_offsets = ((tails[end_parents] - heads[end_parents]) @ conversion / scale).reshape(-1, 3)
+    clip_fps = _fps_from_keys(frames, _action_fps(settings, fps))
+    return Clip(names, parents, offsets, rotations, positions, clip_fps, channels=channels,
+                end_parents=end_parents, end_offsets=end_offsets, name=action.name,
+                events=_stored_events(action))
+
+
+def _play(obj: Any, action: Any, slot: Any, frames: np.ndarray, names: list[str]) -> np.ndarray:
+    """[T, J, 4, 4] armature-space pose matrices of bones `names` as Blender evaluates `action` on
+    `obj` at `frames` (one foreach_get per frame); everything the read changes is put back."""
+    scene = current_scene()
+    view_layer = bpy.context.view_layer
+    made = obj.animation_data is None
+    adt = obj.animation_data or obj.animation_data_create()
+    before = (adt.action, getattr(adt, "action_slot", None), adt.use_nla)
+    frame, subframe = scene.frame_current, scene.frame_subframe
+    swap = adt.action != action or (compat.SLOTTED and adt.action_slot != slot)
+    if adt.use_tweak_mode and swap:
+        raise BridgeError(f"{obj.name!r} is in NLA tweak mode, where Stride cannot play {action.name!r} to "
+                          "read it: leave tweak mode (Tab in the NLA Editor), or read Keys")
+    if view_layer is not None:
+        view_layer.update()  # an armature never evaluated can crash Blender when given an action
+    pose_bones = obj.pose.bones
+    n = len(pose_bones)
+    order = [pose_bones.find(name) for name in names]
+    out = np.empty((len(frames), n * 16), dtype=np.float32)
+    try:
+        if swap:
+            compat.assign(obj, action, slot)
+        if not adt.use_tweak_mode:
+            adt.use_nla = False
+        for i, f in enumerate(frames.tolist()):
+            whole = math.floor(f + 1e-6)
+            scene.frame_set(int(whole), subframe=max(f - whole, 0.0))
+            pose_bones.foreach_get("matrix", out[i])
+    finally:
+        if made:
+            obj.animation_data_clear()
+        else:
+            if not adt.use_tweak_mode:
+                adt.use_nla = before[2]
+            if swap:
+                adt.action = before[0]
+                if compat.SLOTTED and before[0] is not None and before[1] is not None:
+                    adt.action_slot = before[1]
+        scene.frame_set(frame, subframe=subframe)
+    return out.reshape(len(frames), n, 4, 4).transpose(0, 1, 3, 2)[:, order].astype(np.float64)
+
+
+def source_clip(obj: Any, action: Any = None, slot: Any = None, source: str = "KEYS") -> Clip:
+    """The Clip of an action read from `source` (KEYS, EVALUATED or AUTO: `read_source`), noted for
+    the open `read_notes()`; no body-map feet applied (`read_action` applies them)."""
+    action, slot = resolve_action(obj, action, slot)
+    used, why = read_source(obj, action, source)
+    _note_read(f"read {action.name!r}: {used.lower()} ({why})")
+    if used == "EVALUATED":
+        return evaluated_clip(obj, action, slot=slot)
+    return action_to_clip(obj, action, slot=slot)
 
 
 FOOT_LABELS = {"L": "Left Foot", "R": "Right Foot"}
@@ -510,7 +767,7 @@ def _check_whole_poses(obj: Any, strips: list[Any], names: list[str], shown: lis
 
 
 def nla_items(obj: Any, track: str = "", default_blend: float = 0.25,
-              allow_mismatch: bool = False) -> tuple[list, list[float], float, str]:
+              allow_mismatch: bool = False, source: str = "KEYS") -> tuple[list, list[float], float, str]:
     """([(clip, start_s, end_s)] at the scene rate, blend time per junction, first frame, track
     names) of what the NLA plays on tracks `track` (names separated by commas; empty: every
     unmuted track), in stack order with the strips' extrapolation, blend in/out, scale, repeat
@@ -557,7 +814,8 @@ def nla_items(obj: Any, track: str = "", default_blend: float = 0.25,
     for seg in segments:
         s = strips[seg.strip]
         if seg.strip not in read:
-            read[seg.strip] = read_action(obj, s.action, slot=getattr(s, "action_slot", None))
+            read[seg.strip] = read_action(obj, s.action, slot=getattr(s, "action_slot", None),
+                                        source=source)
             check_skeleton(obj, s.action, allow_mismatch)
         clip, timing = read[seg.strip]
         frames = np.arange(seg.first, seg.last + 1, dtype=np.float64)

@@ -73,7 +73,9 @@ def _seconds_or_auto(text: str) -> float | None:
 
 
 # Flags whose values are more than their field's type.
-_PARSE = {"speed_mps": {"type": _foot_speed, "metavar": "auto|M"}}
+_PARSE = {"speed_mps": {"type": _foot_speed, "metavar": "auto|M"},
+          "source": {"type": str.upper, "choices": ["KEYS", "EVALUATED", "AUTO"],
+                     "metavar": "keys|evaluated|auto"}}
 
 
 def _add(parser: Any, cls: type, name: str, *, required: bool = False, **extra: Any) -> None:
@@ -127,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name in ("window", "sigma", "speed_mps"):
         _add(ev, EventOptions, name)
     _add(ev, FootstepOptions, "lifts")
+    _add(ev, FootstepOptions, "source")
     ev.add_argument("--feet", metavar="LEFT,RIGHT", help=FEET_HELP)
     ds = sub.add_parser(
         "export-dataset", help="training data: one .npz per BVH clip (see the README schema)",
@@ -153,7 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
     length.add_argument("--cycles", type=float, help="duration in blended cycles (with --weight or --speed)")
     sb.add_argument("--mode", default=default(SyncOptions, "mode").lower(), type=str.lower,
                     choices=["linear", "harmonic", "leader"], help=help_of(SyncOptions, "mode"))
-    for name in ("frames_a", "frames_b", "in_place", "cyclic", "mask", "lock_feet", "allow_mismatch"):
+    for name in ("frames_a", "frames_b", "in_place", "cyclic", "mask", "lock_feet", "allow_mismatch",
+                 "source"):
         _add(sb, SyncOptions, name)
     sb.add_argument("--feet", metavar="LEFT,RIGHT", help=FEET_HELP)
     sb.add_argument("--out", required=True, help="OUT.bvh or OUT.blend")
@@ -199,6 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     ins.add_argument("--armature", help="armature object name (default: active or only armature)")
     ins.add_argument("--action", help="action name (default: the armature's active action)")
     ins.add_argument("--feet", metavar="LEFT,RIGHT", help="the two ankle joints, to see the map around them")
+    _add(ins, FootstepOptions, "source")
     lf = sub.add_parser(
         "lock-feet", help="hold planted feet where they land (a BVH take, or an armature's action)",
         description="Lock the planted feet of a BVH take, or of an armature's action in a .blend "
@@ -207,7 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
     lf.add_argument("input", help="IN.bvh or IN.blend")
     lf.add_argument("--armature", help="armature object in a .blend (default: active or only armature)")
     lf.add_argument("--action", help="action name in a .blend (default: the armature's active action)")
-    for name in ("blend_time", "lower_pelvis", "speed_mps"):
+    for name in ("blend_time", "lower_pelvis", "speed_mps", "source"):
         _add(lf, LockFeetOptions, name)
     lf.add_argument("--feet", metavar="LEFT,RIGHT", help=FEET_HELP)
     lf.add_argument("--out", required=True, help="OUT.bvh or OUT.blend")
@@ -220,7 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
     nl.add_argument("blend_file", nargs="?", metavar="blend",
                     help=".blend file to open first (default: the open file)")
     nl.add_argument("--armature", help="armature object name (default: active or only armature)")
-    for name in ("track", "blend_time", "lock_feet", "allow_mismatch", "reanchor"):
+    for name in ("track", "blend_time", "lock_feet", "allow_mismatch", "reanchor", "source"):
         _add(nl, NlaBakeOptions, name)
     nl.add_argument("--method", default="dead", type=str.lower, choices=methods,
                     help=help_of(NlaBakeOptions, "method"))
@@ -232,6 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--armature", help="armature object name (default: active or only armature)")
     export.add_argument("--action", help="action name (default: the armature's active action)")
     _add(export, ExportOptions, "global_scale")
+    _add(export, ExportOptions, "source")
     export.add_argument("--out", required=True, help="BVH file to write")
     return parser
 
@@ -245,13 +251,15 @@ def main(argv: Sequence[str]) -> int:
     error = ""
     code = 1
     # The core's warnings (contacts in doubt, events merged, ...) go to stderr once the command ends.
-    with jobs.core_warnings() as warned:
+    with jobs.core_warnings() as warned, bridge.read_notes() as reads:
         try:
             code = _run(args)
         except jobs.USER_ERRORS as exc:
             error = str(exc)
         except RuntimeError as exc:  # bpy.ops failures (e.g. a .blend that cannot be opened)
             error = str(exc).strip().removeprefix("Error:").strip()  # Blender's own prefix, once is enough
+    for note in reads:  # which source each action was read from, and why
+        print(f"stride {args.command}: {note}")
     for message in warned:
         print(f"stride {args.command}: warning: {message}", file=sys.stderr)
     if error:
@@ -384,8 +392,8 @@ def _inspect(args: argparse.Namespace) -> int:
             bpy.ops.wm.open_mainfile(filepath=str(source))
         obj = jobs.find_armature(args.armature)
         # The armature's own feet, unless --feet names others.
-        clip = (bridge.action_to_clip(obj, args.action) if args.feet
-                else bridge.read_action(obj, args.action)[0])
+        clip = (bridge.source_clip(obj, args.action, source=args.source) if args.feet
+                else bridge.read_action(obj, args.action, source=args.source)[0])
     feet = _feet(args.feet)
     if feet is not None:
         clip = body.with_feet(clip, {"L": feet[0], "R": feet[1]})
@@ -532,7 +540,7 @@ def _clip_from(path: str, args: argparse.Namespace) -> tuple[Clip, Path, bridge.
     bpy.ops.wm.open_mainfile(filepath=str(source))
     obj = jobs.find_armature()
     _choose_feet(args, obj)
-    clip, timing = bridge.read_action(obj)
+    clip, timing = bridge.read_action(obj, source=args.source)
     return clip, source, timing
 
 

@@ -139,7 +139,7 @@ def export_bvh(obj: Any, path: str | Path, *, options: ExportOptions) -> Clip:
     as it stands in the scene (the object's world transform applied), at the action's own rate,
     lengths times Scale."""
     act, _ = bridge.resolve_action(obj, options.action or None)
-    clip = bridge.action_to_clip(obj, act)
+    clip = bridge.source_clip(obj, act, source=options.source)
     if clip.n_frames == 0:
         raise JobError(f"action {clip.name!r} has no keys to export")
     note = bridge.rate_note(obj, act, clip)
@@ -198,9 +198,10 @@ def save_blend(path: str | Path) -> None:
 CURVE_GROUP = "Stride Events"
 
 
-def _armature_action(obj: Any, action: str | None) -> tuple[Any, Any, Clip, bridge.Timing]:
+def _armature_action(obj: Any, action: str | None,
+                     source: str = "AUTO") -> tuple[Any, Any, Clip, bridge.Timing]:
     act, _ = bridge.resolve_action(obj, action or None)
-    clip, timing = bridge.read_action(obj, act)
+    clip, timing = bridge.read_action(obj, act, source=source)
     if clip.n_frames < 2:
         raise JobError(f"action {act.name!r} has fewer than two frames")
     return act, _, clip, timing
@@ -217,7 +218,7 @@ def detect_footsteps(obj: Any, *, options: FootstepOptions) -> tuple[Any, dict[s
     have). Foot Speed 0: Auto."""
     from .markers import replace_track
 
-    act, _, clip, timing = _armature_action(obj, options.action)
+    act, _, clip, timing = _armature_action(obj, options.action, options.source)
     steps, doubts = find_footsteps(clip, act.name, foot_speed(options.speed_mps),
                                    bridge.rate_note(obj, act, clip), lifts=options.lifts)
     counts = {track: len(times) for track, times in steps.items()}
@@ -279,7 +280,7 @@ def lock_feet_action(obj: Any, *, options: LockFeetOptions, progress: Callable[[
     detected (Foot Speed 0: Auto). `lower_pelvis`: as for lock_feet_clip."""
     from . import carry
 
-    act, slot, clip, timing = _armature_action(obj, options.action)
+    act, slot, clip, timing = _armature_action(obj, options.action, options.source)
     out, notes = lock_feet_clip(clip, options=options, masks=contact_masks(act, slot, timing, clip),
                                 lower_pelvis=lower_pelvis)
     result = write_result(obj, out, f"{act.name} (feet locked)", timing, source=act, progress=progress,
@@ -330,7 +331,7 @@ def write_event_curves(obj: Any, *, options: EventOptions) -> tuple[Any, list[st
 
     tracks, window, sigma = options.tracks, options.window, options.sigma
     speed_mps = foot_speed(options.speed_mps)
-    act, slot, clip, timing = _armature_action(obj, options.action)
+    act, slot, clip, timing = _armature_action(obj, options.action, options.source)
     found, tag_markers = marker_tracks(act, timing)
     wanted = None if tracks.strip().upper() == "ALL" else {t.strip() for t in tracks.split(",") if t.strip()}
     if wanted is not None:
@@ -510,7 +511,8 @@ def find_target_time(obj: Any, *, options: TransitionOptions) -> float:
         raise JobError("choose a target action to transition into")
     src_action = resolve_source(obj, options.source_action)
     dst_action, _ = bridge.resolve_action(obj, options.target_action)
-    (src, _), (dst, _) = bridge.read_action(obj, src_action), bridge.read_action(obj, dst_action)
+    (src, _), (dst, _) = (bridge.read_action(obj, src_action, source=options.source),
+                          bridge.read_action(obj, dst_action, source=options.source))
     for act in (src_action, dst_action):
         bridge.check_skeleton(obj, act, options.allow_mismatch)
     return best_target_time(src, dst, options.source_time)
@@ -554,6 +556,17 @@ def write_result(obj: Any, clip: Clip, name: str, timing: bridge.Timing, source:
     from . import carry, showing
     from .markers import replace_track
 
+    try:
+        bridge.check_bones(obj, clip)
+    except bridge.BridgeError as exc:
+        # An evaluated read of a rig whose deform bones hang under control bones gives them their
+        # nearest deform parents, which the rig's own bones do not have: keys written under the
+        # rig's parents would play another pose.
+        raise JobError(f"{exc}: the result's joints hang differently from the rig's bones, as when a rig "
+                       "whose deform bones hang under control bones is read as Blender plays it (Read: "
+                       "Evaluated, or Auto on such a rig); Stride cannot write that back onto this rig yet. "
+                       "Set Read to Keys to bake the keyed controls (the rig's constraints then play the "
+                       "result)") from None
     # A copy only where bones the result moves are overridden; on it, every bone it keys plays its keys.
     found = showing.overrides(obj, showing.moving_joints(clip))
     player = showing.make_player(obj, showing.overrides(obj, clip.names)) if found else None
@@ -641,8 +654,8 @@ def bake_transition(obj: Any, *, options: TransitionOptions,
         raise JobError("choose a target action to transition into")
     src_action = resolve_source(obj, options.source_action)
     dst_action, _ = bridge.resolve_action(obj, options.target_action)
-    src, timing = bridge.read_action(obj, src_action)
-    dst, dst_timing = bridge.read_action(obj, dst_action)
+    src, timing = bridge.read_action(obj, src_action, source=options.source)
+    dst, dst_timing = bridge.read_action(obj, dst_action, source=options.source)
     for act in (src_action, dst_action):
         bridge.check_skeleton(obj, act, options.allow_mismatch)
     out = transition_clip(src, dst, options=options)
@@ -659,7 +672,7 @@ def bake_nla_track(obj: Any, *, options: NlaBakeOptions,
 
     method = core_method(options.method)
     items, blends, start, track_name = bridge.nla_items(obj, options.track, options.blend_time,
-                                                        options.allow_mismatch)
+                                                        options.allow_mismatch, source=options.source)
     out = transition.sequence(items, blends, method, lock_feet=options.lock_feet, reanchor=options.reanchor)
     name = f"{track_name} baked ({options.method.lower()})"
     return write_result(obj, out, name, bridge.Timing(start, bridge.scene_fps()), progress=progress,
@@ -836,7 +849,8 @@ def bake_sync_blend(obj: Any, *, options: SyncOptions,
     curve = None
     if options.weight_mode == "CURVE" and options.duration_unit != "CYCLES":
         curve = _weight_curve(obj, act_a, start, rate, options.duration)
-    (a, timing_a), (b, timing_b) = bridge.read_action(obj, act_a), bridge.read_action(obj, act_b)
+    (a, timing_a), (b, timing_b) = (bridge.read_action(obj, act_a, source=options.source),
+                                    bridge.read_action(obj, act_b, source=options.source))
     for act in (act_a, act_b):
         bridge.check_skeleton(obj, act, options.allow_mismatch)
     out, used = sync_clip(a, b, options=options, timing_a=timing_a, timing_b=timing_b, curve=curve,
@@ -907,8 +921,12 @@ def preview_footsteps(obj: Any, *, options: FootstepOptions) -> FootstepPreview:
         name = act.name
         speed = foot_speed(options.speed_mps)
 
+        used, why = bridge.read_source(obj, act, options.source)
+        if used == "EVALUATED":  # a panel's draw cannot play frames
+            raise JobError(f"{why}: no preview of what the rig plays; Detect Footsteps reads it")
+
         def compute() -> FootstepPreview:
-            clip, _ = bridge.read_action(obj, act)
+            clip, _ = bridge.read_action(obj, act, source=used)
             if clip.n_frames < 2:
                 raise JobError(f"action {act.name!r} has fewer than two frames")
             with warnings.catch_warnings():
@@ -948,12 +966,16 @@ _NO_SPEEDS = (math.nan, math.nan)
 
 
 def _cycle_preview(obj: Any, action: Any, frames: tuple[int, int], straighten: bool,
-                   label: str) -> tuple[Clip, CyclePreview]:
+                   label: str, source: str = "AUTO") -> tuple[Clip, CyclePreview]:
     """(cycle, preview) of an action as sync_clip cuts it (the same call), kept between redraws."""
     from .core import contacts
 
+    used, why = bridge.read_source(obj, action, source)
+    if used == "EVALUATED":  # a panel's draw cannot play frames
+        raise JobError(f"{action.name!r}: {why}: no preview of what the rig plays; Bake Sync Blend reads it")
+
     def compute() -> tuple[Clip, CyclePreview]:
-        clip, timing = bridge.read_action(obj, action)
+        clip, timing = bridge.read_action(obj, action, source=used)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # the operator reports them
             cycle = cycle_of(clip, timing, frames, straighten, label)
@@ -973,11 +995,13 @@ def preview_sync(obj: Any, *, options: SyncOptions) -> SyncPreview:
     try:
         closed = loops(options)
         act_a = resolve_source(obj, options.action_a)
-        a, cycles[0] = _cycle_preview(obj, act_a, options.frames_a, closed, SYNC_LABELS["frames_a"])
+        a, cycles[0] = _cycle_preview(obj, act_a, options.frames_a, closed, SYNC_LABELS["frames_a"],
+                                      options.source)
         if not options.action_b:
             raise JobError("choose action B to blend with")
         act_b, _ = bridge.resolve_action(obj, options.action_b)
-        b, cycles[1] = _cycle_preview(obj, act_b, options.frames_b, closed, SYNC_LABELS["frames_b"])
+        b, cycles[1] = _cycle_preview(obj, act_b, options.frames_b, closed, SYNC_LABELS["frames_b"],
+                                      options.source)
         a.check_compatible(b)
         key = ("sync", action_key(obj, act_a), action_key(obj, act_b), closed, tuple(options.frames_a),
                tuple(options.frames_b), options.mode, options.weight_mode, options.weight, options.speed_mps)

@@ -51,11 +51,13 @@ class _JobOperator(bpy.types.Operator):
     def execute(self, context: Any) -> set[str]:  # type: ignore[override]
         error = ""
         result = {"CANCELLED"}
-        with jobs.core_warnings() as warned:
+        with jobs.core_warnings() as warned, bridge.read_notes() as reads:
             try:
                 result = self.run(context)
             except jobs.USER_ERRORS as exc:
                 error = str(exc)
+        for note in reads:  # which source each action was read from, and why
+            self.report({"INFO"}, note)
         for message in warned:
             self.report({"WARNING"}, message)
         if error:
@@ -144,6 +146,7 @@ class STRIDE_OT_export_bvh(_JobOperator, ExportHelper):  # type: ignore[misc]
         default="*.bvh", description="Files shown in the file browser", options={"HIDDEN"})
     action: field_property(ExportOptions, "action")  # type: ignore[valid-type]
     global_scale: field_property(ExportOptions, "global_scale", soft_min=0.001, soft_max=1000.0)  # type: ignore[valid-type]
+    source: field_property(ExportOptions, "source")  # type: ignore[valid-type]
 
     def run(self, context: Any) -> set[str]:
         clip = jobs.export_bvh(jobs.find_armature(context=context), self.filepath,
@@ -183,6 +186,7 @@ class STRIDE_OT_detect_footsteps(_ActionOperator):
     action: field_property(FootstepOptions, "action")  # type: ignore[valid-type]
     speed_mps: field_property(FootstepOptions, "speed_mps")  # type: ignore[valid-type]
     lifts: field_property(FootstepOptions, "lifts")  # type: ignore[valid-type]
+    source: field_property(FootstepOptions, "source")  # type: ignore[valid-type]
 
     def run(self, context: Any) -> set[str]:
         act, counts, feet = jobs.detect_footsteps(self.target(context),
@@ -208,6 +212,7 @@ class STRIDE_OT_write_event_curves(_ActionOperator):
     sigma: field_property(EventOptions, "sigma", precision=4)  # type: ignore[valid-type]
     tracks: field_property(EventOptions, "tracks")  # type: ignore[valid-type]
     speed_mps: field_property(EventOptions, "speed_mps")  # type: ignore[valid-type]
+    source: field_property(EventOptions, "source")  # type: ignore[valid-type]
 
     def run(self, context: Any) -> set[str]:
         act, written = jobs.write_event_curves(self.target(context), options=from_source(EventOptions, self))
@@ -259,6 +264,7 @@ class STRIDE_OT_bake_transition(_ActionOperator):
     mask: field_property(TransitionOptions, "mask")  # type: ignore[valid-type]
     lock_feet: field_property(TransitionOptions, "lock_feet")  # type: ignore[valid-type]
     allow_mismatch: field_property(TransitionOptions, "allow_mismatch")  # type: ignore[valid-type]
+    source: field_property(TransitionOptions, "source")  # type: ignore[valid-type]
 
     def run(self, context: Any) -> set[str]:
         with _progress(context) as step:
@@ -284,6 +290,7 @@ class STRIDE_OT_bake_nla_track(_ActionOperator):
     lock_feet: field_property(NlaBakeOptions, "lock_feet")  # type: ignore[valid-type]
     allow_mismatch: field_property(NlaBakeOptions, "allow_mismatch")  # type: ignore[valid-type]
     reanchor: field_property(NlaBakeOptions, "reanchor")  # type: ignore[valid-type]
+    source: field_property(NlaBakeOptions, "source")  # type: ignore[valid-type]
 
     def run(self, context: Any) -> set[str]:
         with _progress(context) as step:
@@ -317,6 +324,7 @@ class STRIDE_OT_bake_sync_blend(_ActionOperator):
     mask: field_property(SyncOptions, "mask")  # type: ignore[valid-type]
     lock_feet: field_property(SyncOptions, "lock_feet")  # type: ignore[valid-type]
     allow_mismatch: field_property(SyncOptions, "allow_mismatch")  # type: ignore[valid-type]
+    source: field_property(SyncOptions, "source")  # type: ignore[valid-type]
 
     def run(self, context: Any) -> set[str]:
         with _progress(context) as step:
@@ -363,6 +371,7 @@ class STRIDE_OT_lock_feet(_ActionOperator):
     blend_time: field_property(LockFeetOptions, "blend_time")  # type: ignore[valid-type]
     lower_pelvis: field_property(LockFeetOptions, "lower_pelvis")  # type: ignore[valid-type]
     speed_mps: field_property(LockFeetOptions, "speed_mps")  # type: ignore[valid-type]
+    source: field_property(LockFeetOptions, "source")  # type: ignore[valid-type]
 
     def run(self, context: Any) -> set[str]:
         with _progress(context) as step:

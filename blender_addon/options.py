@@ -46,6 +46,13 @@ ROTATE_MODE_CHOICES: Choices = (
     ("NATIVE", "Euler (native)", "Each bone's Euler order from the file"),
     *((m, f"Euler ({m})", f"Euler {m}") for m in ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")))
 
+SOURCE_CHOICES: Choices = (
+    ("AUTO", "Auto", "What the viewport shows where constraints, IK or drivers move the bones read; "
+                     "their keys otherwise"),
+    ("EVALUATED", "Evaluated", "What the viewport shows: keys through constraints, IK and drivers, "
+                               "frame by frame (slower)"),
+    ("KEYS", "Keys", "The bones' keyed F-curves only (fast; misses what the rig adds)"))
+
 # Transition methods as the user names them -> the core's `transition.METHODS` key.
 METHODS = {"DEAD": "dead", "INERTIALIZE": "quintic", "CROSSFADE": "crossfade"}
 SYNC_MODES = tuple(value for value, _, _ in SYNC_MODE_CHOICES)
@@ -74,6 +81,14 @@ def foot_speed() -> Any:
     return opt(AUTO, "Foot speed under which a foot is planted; 0 = Auto (from the body and the take: "
                      "a slow shuffle, a walk, a run)", "m/s", "--speed", label="Foot Speed",
                bounds=(0.0, FOOT_SPEED_MAX))
+
+
+def source() -> Any:
+    """Read Source, the one declaration every command that reads an action shares
+    (bridge.read_action's `source`)."""
+    return opt("AUTO", "What to read of an action: AUTO, EVALUATED (what the viewport shows: constraints, "
+                       "IK, drivers) or KEYS (the F-curves)", flag="--source", label="Read",
+               choices=SOURCE_CHOICES)
 
 
 def lock_feet() -> Any:
@@ -134,6 +149,7 @@ class ImportOptions:
 @dataclass(frozen=True)
 class ExportOptions:
     action: str = action()
+    source: str = source()
     global_scale: float = opt(1.0, "Scale applied to every length written (1: the armature's own "
                                    "units: a BVH import's file units, else the scene's)", flag="--scale",
                               label="Scale", bounds=(1e-6, 1e6))
@@ -142,6 +158,7 @@ class ExportOptions:
 @dataclass(frozen=True)
 class FootstepOptions:
     action: str = action()
+    source: str = source()
     speed_mps: float = foot_speed()
     lifts: bool = opt(False, "Also mark where each foot lifts (FootUp_L, FootUp_R), to encode like the "
                              "touchdowns", flag="--lifts", label="Lifts")
@@ -152,6 +169,7 @@ class EventOptions:
     """Write Event Curves."""
 
     action: str = action()
+    source: str = source()
     window: float = window()
     sigma: float = sigma()
     tracks: str = opt("ALL", "Event tracks (marker names) to encode: ALL, or names separated by commas",
@@ -213,6 +231,7 @@ class TransitionOptions:
     mask: str = mask(MASK_HELP + "; joints outside it cut over")
     lock_feet: bool = lock_feet()
     allow_mismatch: bool = allow_mismatch()
+    source: str = source()
 
 
 @dataclass(frozen=True)
@@ -227,6 +246,7 @@ class NlaBakeOptions:
     reanchor: bool = opt(False, "Each strip after a transition continues the path of the one before it, "
                                 "moved and turned to meet it; off: every strip plays where the NLA places "
                                 "it, as Blender plays the tracks", flag="--reanchor", label="Continue Path")
+    source: str = source()
 
 
 @dataclass(frozen=True)
@@ -239,6 +259,7 @@ class LockFeetOptions:
     lower_pelvis: bool = opt(False, "Where a leg cannot reach its planted foot, lower the hips just enough",
                              flag="--lower-pelvis", label="Lower Pelvis")
     speed_mps: float = foot_speed()
+    source: str = source()
 
 
 @dataclass(frozen=True)
@@ -268,6 +289,7 @@ class SyncOptions:
     mask: str = mask(MASK_HELP)
     lock_feet: bool = lock_feet()
     allow_mismatch: bool = allow_mismatch()
+    source: str = source()
 
 
 def field_of(cls: type, name: str) -> Any:

@@ -145,6 +145,7 @@ class VIEW3D_PT_stride_events(StridePanel, bpy.types.Panel):
         col.prop_search(s, "action", bpy.data, "actions")
         col.prop(s, "speed_mps")
         col.prop(s, "lifts")
+        col.prop(s, "source")
         preview = jobs.preview_footsteps(jobs.find_armature(context=context),
                                          options=settings_options(FootstepOptions, s))
         box = layout.box()

@@ -106,6 +106,8 @@ class StrideSettings(bpy.types.PropertyGroup):
     tolerance: field_property(DecodeOptions, "tolerance", precision=3)  # type: ignore[valid-type]
     causal: field_property(DecodeOptions, "causal")  # type: ignore[valid-type]
     lifts: field_property(FootstepOptions, "lifts")  # type: ignore[valid-type]
+    # One Read source for every command that reads an action (the Rig panel shows it).
+    source: field_property(E, "source")  # type: ignore[valid-type]
     lock_blend_time: field_property(LockFeetOptions, "blend_time")  # type: ignore[valid-type]
     lower_pelvis: field_property(LockFeetOptions, "lower_pelvis")  # type: ignore[valid-type]
     # Transition.

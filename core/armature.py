@@ -78,6 +78,48 @@ def translation_to_pose_location(rest: np.ndarray, head: np.ndarray, translation
     return quat.mul_vec(quat.inv(rest), (translation * scale - head) @ conversion.T)
 
 
+def pose_matrices_to_local(pose: np.ndarray, rest: np.ndarray, parents: np.ndarray | list[int],
+                           conversion: np.ndarray, scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """(BVH local rotations [T, J, 4], translations [T, J, 3]) from armature-space pose matrices
+    [T, J, 4, 4] (`pose_bone.matrix`, what Blender shows) and rest matrices [J, 4, 4]
+    (`bone.matrix_local`), for joints under `parents` (any tree: a joint's parent need not be its
+    bone's parent, as when controls sit between deform bones).
+
+    A bone's world turn from rest is W = P M^T (P, M its pose and rest rotations); in BVH axes
+    that is the joint's global rotation G = C^T P M^T C (for a chain of plain bones it is the
+    product of the `pose_to_local` rotations down the chain). Then L = G_parent^-1 G and
+    t = G_parent^-1 C^T (head - head_parent) / scale; a top joint's t is C^T head / scale. Each
+    matrix stands for its nearest rotation (the polar factor): scale in it (stretchy bones) is left
+    out, and so is the drift of Blender's float32 IK solutions (off orthogonal by up to 4e-5).
+    """
+    pose = np.asarray(pose, dtype=np.float64)
+    rest = np.asarray(rest, dtype=np.float64)
+    up = np.asarray(parents, dtype=np.int64)
+    turn = nearest_rotation(pose[..., :3, :3])
+    axes_m = nearest_rotation(rest[:, :3, :3])
+    c = quat.from_matrix(conversion)
+    world = quat.mul_inv(quat.normalize(quat.from_matrix(turn)), quat.normalize(quat.from_matrix(axes_m)))
+    glob = quat.mul(quat.inv_mul(c, world), c)
+    heads = pose[..., :3, 3] @ conversion / scale
+    top = up < 0
+    above = np.maximum(up, 0)
+    local = np.where(top[:, None], glob, quat.inv_mul(glob[..., above, :], glob))
+    step = np.where(top[:, None], heads, heads - heads[..., above, :])
+    shift = np.where(top[:, None], step, quat.mul_vec(quat.inv(glob[..., above, :]), step))
+    return quat.normalize(local), shift
+
+
+def nearest_rotation(m: np.ndarray) -> np.ndarray:
+    """[..., 3, 3] the rotation nearest each matrix (the polar factor U V^T of its SVD)."""
+    u, _, vt = np.linalg.svd(m)
+    r = u @ vt
+    flip = np.linalg.det(r) < 0.0  # a mirroring matrix: its nearest proper rotation
+    if flip.any():
+        u[flip, :, -1] *= -1.0
+        r = u @ vt
+    return r
+
+
 def from_blender_euler(angles: np.ndarray, mode: str) -> np.ndarray:
     """Quaternions from Blender Euler angles [..., 3] (x, y, z radians) in rotation mode `mode`."""
     if mode not in EULER_MODES:

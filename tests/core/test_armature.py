@@ -67,3 +67,68 @@ def test_pose_conversions_take_any_leading_shape_and_no_joints():
                                    atol=1e-12)
     np.testing.assert_allclose(armature.pose_to_local(rest, pose, conversion), local, atol=1e-12)
     assert armature.local_to_pose(np.zeros((0, 4)), np.zeros((5, 0, 4)), conversion).shape == (5, 0, 4)
+
+
+def _blender_pose(rest_rot, heads, parents, basis_rot, basis_loc):
+    """Armature-space pose matrices [T, J, 4, 4] as Blender composes them for bones that inherit
+    rotation and location: P = P_parent R_parent^-1 R B (R rest, B basis), with scipy."""
+    T, J = basis_rot.shape[:2]
+    rest = np.tile(np.eye(4), (J, 1, 1))
+    rest[:, :3, :3] = Rotation.from_quat(rest_rot, scalar_first=True).as_matrix()
+    rest[:, :3, 3] = heads
+    basis = np.tile(np.eye(4), (T, J, 1, 1))
+    basis[..., :3, :3] = Rotation.from_quat(basis_rot.reshape(-1, 4), scalar_first=True).as_matrix().reshape(
+        T, J, 3, 3)
+    basis[..., :3, 3] = basis_loc
+    pose = np.empty((T, J, 4, 4))
+    for j, p in enumerate(parents):
+        local = rest[j] if p < 0 else np.linalg.inv(rest[p]) @ rest[j]
+        above = np.eye(4) if p < 0 else pose[:, p]
+        pose[:, j] = above @ local @ basis[:, j]
+    return rest, pose
+
+
+def test_pose_matrices_give_the_local_rotations_and_translations_the_keys_give():
+    rng = np.random.default_rng(3)
+    parents = [-1, 0, 1, 1, 3]
+    J, T = len(parents), 6
+    rest_rot = Rotation.random(J, random_state=4).as_quat(scalar_first=True)
+    heads = rng.normal(size=(J, 3))
+    basis_rot = Rotation.random(T * J, random_state=5).as_quat(scalar_first=True).reshape(T, J, 4)
+    basis_loc = rng.normal(size=(T, J, 3))
+    rest, pose = _blender_pose(rest_rot, heads, parents, basis_rot, basis_loc)
+    conversion = armature.axis_conversion("-Z", "Y")
+    scale = 0.5
+    local, shift = armature.pose_matrices_to_local(pose, rest, parents, conversion, scale)
+    want = armature.pose_to_local(rest_rot, basis_rot, conversion)
+    np.testing.assert_allclose(np.abs(np.einsum("tji,tji->tj", local, want)), 1.0, atol=1e-12)
+    rel = heads.copy()
+    rel[1:] -= heads[parents[1:]]
+    moved = armature.pose_location_to_translation(rest_rot, rel @ conversion, basis_loc, conversion, scale)
+    np.testing.assert_allclose(shift, moved, atol=1e-12)
+
+
+def test_pose_matrices_skip_bones_between_joints_and_drop_stretch():
+    # Joint 2's bone hangs under a control bone (1) that is not read: its joint's parent is 0. FK of
+    # what is read puts every joint where Blender puts its bone, turned as Blender turns it.
+    parents_bones = [-1, 0, 1]
+    T = 4
+    rest_rot = Rotation.random(3, random_state=8).as_quat(scalar_first=True)
+    heads = np.array([[0.0, 0.0, 1.0], [0.2, 0.1, 0.9], [0.3, -0.1, 0.4]])
+    basis_rot = Rotation.random(T * 3, random_state=9).as_quat(scalar_first=True).reshape(T, 3, 4)
+    basis_loc = np.random.default_rng(1).normal(size=(T, 3, 3)) * 0.1
+    rest, pose = _blender_pose(rest_rot, heads, parents_bones, basis_rot, basis_loc)
+    pose[:, 2, :3, 1] *= 1.5  # a stretched bone: its Y column scaled
+    conversion = armature.axis_conversion("-Z", "Y")
+    read = [0, 2]
+    local, shift = armature.pose_matrices_to_local(pose[:, read], rest[read], [-1, 0], conversion, 1.0)
+    turn = Rotation.from_quat(local.reshape(-1, 4), scalar_first=True).as_matrix().reshape(T, 2, 3, 3)
+    world_0 = turn[:, 0]
+    world_2 = world_0 @ turn[:, 1]
+    pos_2 = shift[:, 0] + np.einsum("tij,tj->ti", world_0, shift[:, 1])
+    c = conversion
+    for k, j in enumerate(read):
+        p = pose[:, j, :3, :3] / np.linalg.norm(pose[:, j, :3, :3], axis=-2, keepdims=True)
+        want = c.T @ p @ rest[j, :3, :3].T @ c
+        np.testing.assert_allclose((world_0, world_2)[k], want, atol=1e-12)
+    np.testing.assert_allclose(pos_2, pose[:, 2, :3, 3] @ c, atol=1e-12)

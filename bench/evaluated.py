@@ -1,0 +1,124 @@
+"""Reading what a rig plays: Stride's evaluated read against Blender's visual-keying bake.
+
+    python build.py bench evaluated
+
+On the Rigify human of the tests (tests/blender/rigs.py: the Human metarig generated, a CMU walk
+keyed on its foot IK and torso controls), 240 frames:
+
+- Stride: `bridge.evaluated_clip` (frames stepped, every pose matrix read in one `foreach_get`
+  per frame, the clip's local rotations and translations in numpy), the 160 deform bones
+- Blender: `bpy.ops.nla.bake` with visual keying (`visual_keying=True`, `bake_types={'POSE'}`)
+  of the same bones and frames, into a new action (the way to get an IK rig's motion as keys)
+
+Runs itself inside a `bpy` wheel's Python with the built extension installed (as the tests do).
+"""
+# mypy: disable-error-code="attr-defined,union-attr,assignment"
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import json
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET = 3.0
+
+
+def outside_blender(argv: list[str]) -> int:
+    sys.path.insert(0, str(ROOT))
+    import build
+
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--blender", default=build.DEFAULT_BLENDER, choices=list(build.BLENDER))
+    return build.run_in_blender(Path(__file__), parser.parse_args(argv).blender)
+
+
+def inside_blender() -> int:
+    scratch = tempfile.mkdtemp(prefix="stride-bench-")
+    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
+    os.environ["BLENDER_USER_RESOURCES"] = scratch
+    import importlib
+
+    import bpy
+    import numpy as np
+
+    for entry in (ROOT / "tests", ROOT / "tests" / "blender"):
+        sys.path.insert(0, str(entry))
+    import rigs
+
+    bpy.ops.extensions.package_install_files(filepath=os.environ["STRIDE_EXTENSION_ZIP"],
+                                             repo="user_default", enable_on_install=True)
+    stride = importlib.import_module("bl_ext.user_default.stride")
+    obj = rigs.rigify(Path(scratch))
+    scene = bpy.context.scene
+    action = obj.animation_data.action
+    frames = int(scene.frame_end)
+    names, _ = stride.bridge.evaluated_bones(obj)
+
+    def ours():
+        return stride.bridge.evaluated_clip(obj)
+
+    clip = ours()
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        ours()
+        times.append(time.perf_counter() - t0)
+    t_ours = statistics.median(times)
+
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="POSE")
+    bones = [obj.pose.bones[n] for n in names]
+    baked = []
+
+    def bake():
+        with bpy.context.temp_override(selected_pose_bones=bones, active_object=obj, object=obj,
+                                       selected_editable_objects=[obj]):
+            assert bpy.ops.nla.bake(frame_start=1, frame_end=frames, only_selected=True, visual_keying=True,
+                                    clear_constraints=False, use_current_action=False,
+                                    bake_types={"POSE"}) == {"FINISHED"}
+        baked.append(obj.animation_data.action)
+        stride.compat.assign(obj, action, stride.compat.action_slot(action, obj))
+
+    times = []
+    for _ in range(2):
+        t0 = time.perf_counter()
+        bake()
+        times.append(time.perf_counter() - t0)
+    t_bake = statistics.median(times)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    curves = stride.compat.fcurves(baked[-1], stride.compat.action_slot(baked[-1], obj))
+    keyed = {fc.data_path.split('"')[1] for fc in curves if fc.data_path.startswith("pose.bones")}
+
+    print(f"Blender {bpy.app.version_string}, Python {platform.python_version()}, numpy {np.__version__}, "
+          f"{platform.machine()} {platform.processor() or ''}, {os.cpu_count()} cores")
+    print(f"Rigify human: {len(obj.data.bones)} bones, {len(names)} deform bones read; the bake keyed "
+          f"{len(keyed)} bones, {len(curves)} curves")
+    header = f"{'operation':<38} {'size':<22} {'Stride s':>9} {'Blender s':>10} {'ratio':>8} {'target':>7}"
+    print(header)
+    print("-" * len(header))
+    ratio = t_bake / t_ours
+    status = "PASS" if ratio >= TARGET and keyed == set(names) else "MISS"
+    op = f"read Rigify walk, {frames} frames"
+    size = f"{clip.n_joints} joints x {clip.n_frames}"
+    print(f"{op:<38} {size:<22} {t_ours:>9.3f} {t_bake:>10.3f} {ratio:>7.1f}x {TARGET:>5.0f}x  {status}")
+    print("baseline: bpy.ops.nla.bake(visual_keying=True, bake_types={'POSE'}) of the same bones and frames")
+    print(json.dumps([{"operation": op, "stride_s": t_ours, "blender_s": t_bake, "ratio": ratio,
+                       "target": TARGET}]), file=sys.stderr)
+    return 0 if status == "PASS" else 1
+
+
+if __name__ == "__main__":
+    import importlib.util
+
+    if importlib.util.find_spec("bpy") is None:
+        sys.exit(outside_blender(sys.argv[1:]))
+    sys.exit(inside_blender())
