@@ -121,4 +121,8 @@ if __name__ == "__main__":
 
     if importlib.util.find_spec("bpy") is None:
         sys.exit(outside_blender(sys.argv[1:]))
-    sys.exit(inside_blender())
+    code = inside_blender()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Skip Python's shutdown: after a Rigify generation bpy 4.2 crashes there and 4.5 hangs.
+    os._exit(code)

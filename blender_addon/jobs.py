@@ -551,25 +551,20 @@ def write_result(obj: Any, clip: Clip, name: str, timing: bridge.Timing, source:
     `pieces` (carry.Piece): the source actions playing in the result, whose channels Stride does not
     blend (scale, B-bones, custom properties) are carried into it; without them, the channels of
     `source` and `others` that the result lacks are named in a CarryWarning (never dropped silently).
-    Where constraints or drivers override bones the result moves, it plays on a copy of the rig
+    Where constraints or drivers override bones the result moves, or its joints hang under other
+    parents than the rig's bones (an evaluated read), it plays on a copy of the rig
     (showing.py), named in a ShowWarning."""
     from . import carry, showing
     from .markers import replace_track
 
-    try:
-        bridge.check_bones(obj, clip)
-    except bridge.BridgeError as exc:
-        # An evaluated read of a rig whose deform bones hang under control bones gives them their
-        # nearest deform parents, which the rig's own bones do not have: keys written under the
-        # rig's parents would play another pose.
-        raise JobError(f"{exc}: the result's joints hang differently from the rig's bones, as when a rig "
-                       "whose deform bones hang under control bones is read as Blender plays it (Read: "
-                       "Evaluated, or Auto on such a rig); Stride cannot write that back onto this rig yet. "
-                       "Set Read to Keys to bake the keyed controls (the rig's constraints then play the "
-                       "result)") from None
     # A copy only where bones the result moves are overridden; on it, every bone it keys plays its keys.
     found = showing.overrides(obj, showing.moving_joints(clip))
-    player = showing.make_player(obj, showing.overrides(obj, clip.names)) if found else None
+    # And where the result's joints hang differently from the rig's bones (an evaluated read of a
+    # rig whose deform bones hang under controls): there keys under the rig's parents would play
+    # another pose.
+    parents = showing.rehung(obj, clip)
+    player = (showing.make_player(obj, showing.overrides(obj, clip.names), parents, clip.names)
+              if found or parents else None)
     target = player.armature if player is not None else obj
     adt = obj.animation_data
     previous = (adt.action, getattr(adt, "action_slot", None)) if adt is not None else (None, None)
@@ -611,7 +606,7 @@ def write_result(obj: Any, clip: Clip, name: str, timing: bridge.Timing, source:
             replace_track(action, track, np.asarray(times), timing)
     if player is not None:
         action[PLAYS_ON] = player.armature.name
-        warnings.warn(showing.report(obj, action, player, found), showing.ShowWarning, stacklevel=2)
+        warnings.warn(showing.report(obj, action, player, found, parents), showing.ShowWarning, stacklevel=2)
     return action
 
 

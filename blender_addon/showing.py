@@ -13,6 +13,11 @@ constraints are left as they were; a ShowWarning names the copy (the operator's 
 stderr). Limit and Floor constraints only clamp and stay. Bones the result keys without moving
 them (a rig's deform bones read from keys it never set) do not count: their constraints stay, on
 the rig itself.
+
+A result whose joints hang differently from the rig's bones (an evaluated read of a rig whose deform
+bones hang under controls: each then hangs under its nearest deform ancestor) plays on such a copy
+too, with its own copy of the armature data ("<armature> (Stride)", same rest pose) whose bones are
+re-parented as the result's joints hang (`rehung`), so its keys play the pose read.
 """
 
 from __future__ import annotations
@@ -105,26 +110,74 @@ def overrides(obj: Any, bones: Iterable[str]) -> list[Override]:
 
 
 class Player(NamedTuple):
-    """Where a bake plays: the armature copy and the mesh copies made for it."""
+    """Where a bake plays: the armature copy and the mesh copies made for it (and the copy of the
+    armature data, when its bones were re-parented)."""
 
     armature: Any
     meshes: list[Any]
+    data: Any = None
 
 
-def make_player(obj: Any, found: list[Override]) -> Player:
+def rehung(obj: Any, clip: Clip) -> dict[str, str | None]:
+    """{bone: the parent its joint has in `clip`} for the bones of `obj` that hang elsewhere (joints
+    that are no bone are left to clip_to_action to refuse)."""
+    bones = obj.data.bones
+    out: dict[str, str | None] = {}
+    for name, p in zip(clip.names, clip.parents, strict=True):
+        if name not in bones:
+            continue
+        want = clip.names[p] if p >= 0 else None
+        have = bones[name].parent.name if bones[name].parent is not None else None
+        if want != have:
+            out[name] = want
+    return out
+
+
+def _rehang(copy: Any, parents: dict[str, str | None], loose: Iterable[str]) -> None:
+    """Re-parent the copy's bones (its own armature data) in edit mode, keeping their rest pose,
+    and disconnect the bones in `loose` (a connected bone ignores its location keys, and a pose read
+    as Blender plays it moves stretching bones' children off their parents' tails)."""
+    context: Any = bpy.context
+    layer = context.view_layer
+    active = layer.objects.active
+    layer.objects.active = copy
+    bpy.ops.object.mode_set(mode="EDIT")
+    try:
+        edit = copy.data.edit_bones
+        for name in loose:
+            if name in edit:
+                edit[name].use_connect = False
+        for name, parent in parents.items():
+            bone = edit[name]
+            bone.use_connect = False
+            bone.parent = edit[parent] if parent is not None else None
+    finally:
+        bpy.ops.object.mode_set(mode="OBJECT")
+        layer.objects.active = active
+
+
+def make_player(obj: Any, found: list[Override], parents: dict[str, str | None] | None = None,
+                loose: Iterable[str] = ()) -> Player:
     """A copy of `obj` ("<rig> (Stride)", sharing its armature data, in its collections) without the
     constraints and drivers in `found` and without the rig's NLA tracks or action; linked duplicates
-    of the meshes `obj` deforms, deforming by the copy."""
+    of the meshes `obj` deforms, deforming by the copy. `parents` ({bone: parent}, see `rehung`):
+    the copy gets its own armature data with those bones re-parented and the bones in `loose`
+    disconnected."""
     if obj.animation_data is not None and obj.animation_data.use_tweak_mode:
         raise bridge.BridgeError(f"{obj.name!r} is in NLA tweak mode, where its action cannot change: leave "
                                  "it (Tab in the NLA Editor), then try again")
     context: Any = bpy.context
     copy = obj.copy()
     meshes: list[Any] = []
+    data = None
     try:
         copy.name = obj.name + SUFFIX
         for collection in obj.users_collection or (context.scene.collection,):
             collection.objects.link(copy)
+        if parents:
+            data = copy.data = obj.data.copy()
+            data.name = obj.data.name + SUFFIX
+            _rehang(copy, parents, loose)
         context.view_layer.update()  # the copy's pose exists once evaluated (and assigning needs it)
         adt = copy.animation_data
         if adt is not None:
@@ -158,19 +211,31 @@ def make_player(obj: Any, found: list[Override]) -> Player:
             meshes.append(twin)
         context.view_layer.update()
     except BaseException:
-        remove_player(Player(copy, meshes))
+        remove_player(Player(copy, meshes, data))
         raise
-    return Player(copy, meshes)
+    return Player(copy, meshes, data)
 
 
 def remove_player(player: Player) -> None:
     """Undo make_player (a bake that failed after it)."""
     for o in [*player.meshes, player.armature]:
         bpy.data.objects.remove(o)
+    if player.data is not None:
+        bpy.data.armatures.remove(player.data)
 
 
-def report(obj: Any, action: Any, player: Player, found: list[Override]) -> str:
+def report(obj: Any, action: Any, player: Player, found: list[Override],
+           parents: dict[str, str | None] | None = None) -> str:
     """What a ShowWarning says: why the result is not on the rig, and where it plays."""
+    if parents:
+        name, parent = next(iter(parents.items()))
+        more = f" and {len(parents) - 1} more" if len(parents) > 1 else ""
+        return (f"{action.name!r} hangs {len(parents)} bone(s) of {obj.name!r} under other parents than the "
+                f"rig's, as they were read ({name!r} under {parent!r}{more}): it plays on "
+                f"{player.armature.name!r}, a copy of the rig with its own armature data "
+                f"{player.data.name!r} (those bones re-parented, the same rest pose) and without the "
+                f"constraints and drivers on the bones it keys; {obj.name!r} and its actions are unchanged "
+                "(hide it to see the bake alone)")
     bones = sorted({o.bone for o in found})
     shown = ", ".join(o.describe() for o in found[:3]) + (", ..." if len(found) > 3 else "")
     meshes = (f" with linked copies of its meshes ({', '.join(repr(m.name) for m in player.meshes)})"

@@ -6,6 +6,7 @@ source), checked against Blender's own evaluation read bone by bone, frame by fr
 from __future__ import annotations
 
 import itertools
+import math
 
 import bpy
 import numpy as np
@@ -198,16 +199,29 @@ def test_the_cli_names_the_source(stride, rig_folder, tmp_path, capfd):
     assert "stride events: read '09_12 ik walk': evaluated (constraints or drivers move" in out, out
 
 
-def test_a_bake_of_an_evaluated_read_it_cannot_write_back_is_refused_cleanly(stride, rig_folder):
-    """The small rig's deform legs hang under its non-deform root: read as Blender plays them,
-    their parents differ from the rig's, so the bake is refused (never keys that play another
-    pose), naming the fix, with nothing left behind; read from keys it bakes."""
-    obj = rigs.open_rig("small_ik", rig_folder)
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_transition_of_what_the_rig_plays_plays_on_a_rehung_copy(kind, stride, rig_folder):
+    """Read as Blender plays them, the deform bones hang under their nearest deform ancestors, not
+    the rig's parents: the bake plays on a copy whose own armature data hangs them so; before the
+    switch it shows what the rig plays (Blender's evaluation of both, 1e-5 of height)."""
+    obj = rigs.open_rig(kind, rig_folder)
     walk = obj.animation_data.action
-    actions, objects = set(bpy.data.actions), set(bpy.data.objects)
-    with pytest.raises(stride.jobs.JobError, match="Set Read to Keys"):
-        stride.jobs.lock_feet_action(obj, options=stride.options.LockFeetOptions())
-    assert set(bpy.data.actions) == actions and set(bpy.data.objects) == objects
-    assert obj.animation_data.action == walk
-    result, _, _ = stride.jobs.lock_feet_action(obj, options=stride.options.LockFeetOptions(source="KEYS"))
-    assert result.name not in {a.name for a in actions} and walk.name in bpy.data.actions
+    again = walk.copy()
+    again.name = "walk again"
+    objects, data = set(bpy.data.objects), obj.data
+    parents = {b.name: b.parent.name if b.parent else None for b in data.bones}
+    with stride.jobs.core_warnings() as warned:
+        baked, clip = stride.jobs.bake_transition(obj, options=stride.options.TransitionOptions(
+            source_action=walk.name, target_action=again.name, source_time=2.0, target_time=1.0,
+            lock_feet=False))
+    copy = bpy.data.objects[baked[stride.jobs.PLAYS_ON]]
+    assert copy not in objects and copy.data is not data and copy.animation_data.action == baked
+    assert any("re-parented" in w for w in warned), warned
+    # The user's rig: its action, its bones' parents, unchanged.
+    assert obj.animation_data.action == walk and obj.data == data
+    assert {b.name: b.parent.name if b.parent else None for b in data.bones} == parents
+    timing = stride.bridge.action_timing(obj, walk)
+    frames = range(round(timing.start), math.ceil(timing.frame(2.0)))  # before the switch at 2 s
+    shown = rigs.world_heads(copy, clip.names, frames)
+    played = rigs.world_heads(obj, clip.names, frames)
+    assert np.abs(shown - played).max() <= 1e-5 * clip.height, np.abs(shown - played).max()
