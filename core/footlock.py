@@ -275,13 +275,10 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
         rrot, rpos = root_world(clip)
         out = with_root_world(clip, rrot, rpos - drop[:, None] * up)
     rot = out.rotations.copy()
-    short = []
-    # The leg joints' new locals, [joint, component, frame], and where they are locked.
-    joints = [j for leg in legs.values() for j in (leg.hip, leg.knee, leg.ankle)]
-    rows = index[joints]
-    pinned = np.zeros((len(joints), T), dtype=bool)
-    for n_leg, (side, leg) in enumerate(legs.items()):
-        lock = solve[side]
+    # Both legs solved at once, laid end to end: the leg joints' world rotations and their
+    # parents' on the frames each leg's locks touch.
+    locks = []
+    for leg, lock in ((leg, solve[side]) for side, leg in legs.items()):
         if lowered:
             # A lowered pelvis moves every foot: those not locked are held where the source had them.
             inside = np.zeros(T, dtype=bool)
@@ -292,37 +289,61 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
                                  gr[index[leg.ankle]])
             down = drop[lock.frames] * up[:, None]
             lock = lock._replace(hip=lock.hip - down, knee=lock.knee - down, ankle=lock.ankle - down)
+        locks.append(lock)
+    sizes = [len(lock.frames) for lock in locks]
+    cuts = np.cumsum(sizes)[:-1].tolist()
+
+    def both(x: list[Array]) -> Array:
+        return x[0] if len(x) == 1 else np.concatenate(x, axis=-1)
+
+    def world(joint: str) -> Array:
+        """World rotations [4, N] of each leg's joint `joint` (or its parent: 'up hip', 'up knee')."""
+        out = []
+        for leg, lock in zip(legs.values(), locks, strict=True):
+            j = getattr(leg, joint.split()[-1])
+            if joint.startswith("up"):
+                j = int(clip.parents[j])
+            out.append(np.tile(np.array([[1.0], [0.0], [0.0], [0.0]]), len(lock.frames)) if j < 0
+                       else np.take(gr[index[j]], lock.frames, axis=1))
+        return both(out)
+
+    hip_rot, knee_rot = world("hip"), world("knee")
+    target = both([lock.target for lock in locks])
+    got = ik.solve(_v3(both([lock.hip for lock in locks])), _v3(both([lock.knee for lock in locks])),
+                   _v3(both([lock.ankle for lock in locks])), _q4(hip_rot), _q4(knee_rot), _v3(target),
+                   segments=cuts)
+    # Back to locals: the hip's parent is as it was, the knee's parent swung with the thigh.
+    p_hip = world("up hip")
+    p_knee = hip_rot if all(clip.parents[leg.knee] == leg.hip for leg in legs.values()) else world("up knee")
+    new_hip = quat._mul_c(p_hip[0], -p_hip[1], -p_hip[2], -p_hip[3], *got.hip)
+    opened = quat._mul_c(*got.opening, *knee_rot)
+    new_knee = quat._mul_c(p_knee[0], -p_knee[1], -p_knee[2], -p_knee[3], *opened)
+    k = got.knee
+    yaws = both([np.stack(lock.yaw) for lock in locks])
+    target_rot = quat._mul_c(*yaws, *both([lock.ankle_rot for lock in locks]))
+    new_ankle = quat._mul_c(k[0], -k[1], -k[2], -k[3], *target_rot)
+    joints = [j for leg in legs.values() for j in (leg.hip, leg.knee, leg.ankle)]
+    rows = index[joints]
+    pinned = np.zeros((len(joints), T), dtype=bool)
+    short = []
+    miss = np.sqrt(sum((got.ankle[c] - target[c]) ** 2 for c in range(3))) * mpu
+    for n_leg, (side, leg) in enumerate(legs.items()):
+        lock = locks[n_leg]
         frames = lock.frames
-        hip_rot = np.take(gr[index[leg.hip]], frames, axis=1)
-        knee_rot = np.take(gr[index[leg.knee]], frames, axis=1)
-        got = ik.solve(_v3(lock.hip), _v3(lock.knee), _v3(lock.ankle), _q4(hip_rot), _q4(knee_rot),
-                       _v3(lock.target))
-        # Back to locals: the hip's parent is as it was, the knee's parent swung with the thigh.
-        p_hip = _parent_rot(clip, gr, index, leg.hip, frames)
-        p_knee = _q4(hip_rot) if clip.parents[leg.knee] == leg.hip else _parent_rot(clip, gr, index, leg.knee,
-                                                                                     frames)
-        new_hip = quat._mul_c(p_hip[0], -p_hip[1], -p_hip[2], -p_hip[3], *got.hip)
-        opened = quat._mul_c(*got.opening, *knee_rot)
-        new_knee = quat._mul_c(p_knee[0], -p_knee[1], -p_knee[2], -p_knee[3], *opened)
-        k = got.knee
-        target_rot = quat._mul_c(*lock.yaw, *lock.ankle_rot)
-        new_ankle = quat._mul_c(k[0], -k[1], -k[2], -k[3], *target_rot)
-        locked = np.zeros(T, dtype=bool)
-        locked[frames] = lock.weight == 1.0
+        at = slice(sum(sizes[:n_leg]), sum(sizes[:n_leg + 1]))
         for i, (j, q) in enumerate(((leg.hip, new_hip), (leg.knee, new_knee), (leg.ankle, new_ankle)),
                                    3 * n_leg):
-            was = lrot[index[j]]
-            size = np.maximum(np.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]), 1e-12)
-            dot = sum(q[c] * np.take(was[c], frames) for c in range(4))
-            scale = np.where(dot < 0.0, -1.0, 1.0) / size
-            for c in range(4):
-                rot[frames, j, c] = q[c] * scale
-            pinned[i] = locked
-        miss = np.sqrt(sum((got.ankle[c] - lock.target[c]) ** 2 for c in range(3))) * mpu
-        if miss.max(initial=0.0) > _SHORT_M:
-            far = miss > _SHORT_M
+            new = np.stack([x[at] for x in q])
+            size = np.maximum(np.sqrt(np.einsum("cn,cn->n", new, new)), 1e-12)
+            dot = np.einsum("cn,cn->n", new, np.take(lrot[index[j]], frames, axis=1))
+            new *= np.where(dot < 0.0, -1.0, 1.0) / size
+            rot[frames, j] = new.T
+            pinned[i, frames] = lock.weight == 1.0
+        m = miss[at]
+        if m.max(initial=0.0) > _SHORT_M:
+            far = m > _SHORT_M
             short.append(f"{side} on {int(far.sum())} frames from {frames[far].min() / clip.fps:.2f} s "
-                         f"(up to {miss.max() * 100:.1f} cm)")
+                         f"(up to {m.max() * 100:.1f} cm)")
     _limit_steps(lrot, rows, rot, np.array(joints), clip.motion_start, pinned)
     if short:
         warnings.warn(f"{clip.name or 'the take'}: a foot could not reach its lock, held as near as the "
@@ -419,7 +440,7 @@ def _limit_steps(src: Array, rows: np.ndarray, out: Array, joints: np.ndarray, f
     b = a + 1
     while True:
         a, b = _merge(a, b)
-        ca, cb = corr(a), corr(b)
+        ca, cb = np.split(corr(np.concatenate([a, b])), 2, axis=1)
         arc = angle(ca, cb)
         free_a, free_b = free(a), free(b) & (b % n != n - 1)
         cum, f, win, whole = spans(a, b)

@@ -20,6 +20,8 @@ lays them out): what `footlock` calls on whole takes, without packing and unpack
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -116,7 +118,20 @@ def _unit(u: Vec, eps: float = 1e-12) -> Vec:
 
 
 def _between(u: Vec, v: Vec) -> Quat:
-    """quat.between on components: the shortest arc rotating direction u onto v."""
+    """quat.between on components: the shortest arc rotating direction u onto v. As
+    (|u||v| + u.v, u x v) normalised where u and v are not near opposite (nor zero); there
+    through the unit vectors, whose half-way vector's length is exact."""
+    nn = np.sqrt(_dot(u, u) * _dot(v, v))
+    w = nn + _dot(u, v)
+    if not (w > 1e-6 * nn).all():
+        return _between_units(u, v)
+    x, y, z = _cross(u, v)
+    n = np.sqrt(w * w + x * x + y * y + z * z)
+    return w / n, x / n, y / n, z / n
+
+
+def _between_units(u: Vec, v: Vec) -> Quat:
+    """`_between` through unit vectors: exact near opposite, a half turn there."""
     u, v = _unit(u), _unit(v)
     uv = (u[0] + v[0], u[1] + v[1], u[2] + v[2])
     w = 0.5 * _dot(uv, uv)
@@ -133,9 +148,11 @@ def _between(u: Vec, v: Vec) -> Quat:
 
 
 def solve(a: Vec, b: Vec, c: Vec, hip_rot: Quat, knee_rot: Quat, t: Vec, *,
-          bend: npt.ArrayLike | None = None, soft: bool = True) -> Solved:
+          bend: npt.ArrayLike | None = None, soft: bool = True, segments: Sequence[int] = ()) -> Solved:
     """`two_bone` on components: hip, knee, ankle and target positions as (x, y, z) and world
-    rotations as (w, x, y, z), each component an array over the same frames `[...]`."""
+    rotations as (w, x, y, z), each component an array over the same frames `[...]`.
+    segments: where (along a single frame axis) the frames of another leg or take begin, laid
+    end to end: a straight leg takes the bend of the nearest frame of its own segment."""
     ab, cb = _sub(a, b), _sub(c, b)
     l1, l2 = np.sqrt(_dot(ab, ab)), np.sqrt(_dot(cb, cb))
     axis = _cross(ab, cb)
@@ -153,8 +170,18 @@ def solve(a: Vec, b: Vec, c: Vec, hip_rot: Quat, knee_rot: Quat, t: Vec, *,
         else:
             fb = np.asarray(bend, dtype=np.float64)
             fallback = (fb[..., 0], fb[..., 1], fb[..., 2])
-        axis = _fill_axis(_scale(axis, 1.0 / np.where(ok, size, 1.0)), ok, fallback)
-    axis = _scale(axis, 1.0 / np.sqrt(_dot(axis, axis)))
+        axis = _scale(axis, 1.0 / np.where(ok, size, 1.0))
+        if segments:
+            fallback = tuple(np.broadcast_to(f, ok.shape) for f in fallback)  # type: ignore[assignment]
+            cuts = [0, *segments, len(ok)]
+            parts = [_fill_axis((axis[0][s:e], axis[1][s:e], axis[2][s:e]), ok[s:e],
+                                (fallback[0][s:e], fallback[1][s:e], fallback[2][s:e]))
+                     for s, e in itertools.pairwise(cuts)]
+            axis = (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+                    np.concatenate([p[2] for p in parts]))
+        else:
+            axis = _fill_axis(axis, ok, fallback)
+        axis = _scale(axis, 1.0 / np.sqrt(_dot(axis, axis)))
 
     reach = l1 + l2
     ca, ta = _sub(c, a), _sub(t, a)
