@@ -323,7 +323,6 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
     target_rot = quat._mul_c(*yaws, *both([lock.ankle_rot for lock in locks]))
     new_ankle = quat._mul_c(k[0], -k[1], -k[2], -k[3], *target_rot)
     joints = [j for leg in legs.values() for j in (leg.hip, leg.knee, leg.ankle)]
-    rows = index[joints]
     pinned = np.zeros((len(joints), T), dtype=bool)
     short = []
     miss = np.sqrt(sum((got.ankle[c] - target[c]) ** 2 for c in range(3))) * mpu
@@ -344,7 +343,7 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
             far = m > _SHORT_M
             short.append(f"{side} on {int(far.sum())} frames from {frames[far].min() / clip.fps:.2f} s "
                          f"(up to {m.max() * 100:.1f} cm)")
-    _limit_steps(lrot, rows, rot, np.array(joints), clip.motion_start, pinned)
+    _limit_steps(clip.rotations, rot, np.array(joints), clip.motion_start, pinned, lrot, index[joints])
     if short:
         warnings.warn(f"{clip.name or 'the take'}: a foot could not reach its lock, held as near as the "
                       f"leg reaches: {'; '.join(short)}. lower_pelvis=True lowers the pelvis instead",
@@ -361,36 +360,36 @@ def _merge(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return a[start], np.maximum.reduceat(b, start)
 
 
-def _limit_steps(src: Array, rows: np.ndarray, out: Array, joints: np.ndarray, first: int,
-                 pinned: np.ndarray) -> None:
-    """Keep each frame-to-frame rotation step of the output's `joints` (local rotations
-    out[:, joints], [T, J, 4]) within the largest step of the source's (src[rows], component-major
-    [rows, 4, T]), from frame `first` on; `out` changed in place. Where a step is larger, the
-    correction the output makes to the source (out inv(src), in the parent's frame) is spread
-    over just enough frames around it: along the shortest arc between its values at the window's
-    ends, each frame's share in proportion to the room the source's own step leaves there, so
-    that share plus the source's step (an upper bound on the output's step) stays within the
-    largest. Windows grow only over frames not `pinned` ([J, T], the locked ones), which stay as
-    they are, and so does each first frame. The joints' frames are laid end to end, joint j's
-    frame i at j n + i: one pass for all, the room worked out only on the frames the windows cover."""
-    J = len(rows)
+def _limit_steps(src: Array, out: Array, joints: np.ndarray, first: int, pinned: np.ndarray,
+                 local: Array, rows: np.ndarray) -> None:
+    """Keep each frame-to-frame rotation step of the output's `joints` (local rotations [T, J, 4])
+    within the largest step of the source's (`src`, the same layout; `local` [rows, 4, T] holds
+    the same joints' component-major at `rows`), from frame `first` on; `out` changed in place.
+    Where a step is larger, the correction the output makes to the source (out inv(src), in the
+    parent's frame) is spread over just enough frames around it: along the shortest arc between
+    its values at the window's ends, each frame's share in proportion to the room the source's
+    own step leaves there, so that share plus the source's step (an upper bound on the output's
+    step) stays within the largest. Windows grow only over frames not `pinned` ([len(joints), T],
+    the locked ones), which stay as they are, and so does each first frame. The joints' frames
+    are laid end to end, joint j's frame i at j n + i: one pass for all, the room worked out only
+    on the frames the windows cover."""
     T, n_joints = out.shape[:2]
     n = T - first
     if n < 2:
         return
-    dq = np.empty((J, n - 1))
-    dp = np.empty((J, n - 1))
-    for j, r in enumerate(rows):
-        q = src[r, :, first:]
-        np.abs(np.einsum("cn,cn->n", q[:, 1:], q[:, :-1]), out=dq[j])
-        p = out[first:, joints[j]]
-        np.abs(np.einsum("nc,nc->n", p[1:], p[:-1]), out=dp[j])
+    dq = np.empty((len(joints), n - 1))
+    dp = np.empty((len(joints), n - 1))
+    for i, (j, r) in enumerate(zip(joints, rows, strict=True)):
+        q = local[r, :, first:]
+        np.abs(np.einsum("cn,cn->n", q[:, 1:], q[:, :-1]), out=dq[i])
+        p = out[first:, j]
+        np.abs(np.einsum("nc,nc->n", p[1:], p[:-1]), out=dp[i])
     limit = 2.0 * np.arccos(np.minimum(dq.min(axis=1), 1.0)) * (1.0 - _STEP_MARGIN)
     bad = np.flatnonzero(dp < np.cos(0.5 * limit)[:, None])
     if not bad.size:
         return
     bad_j, bad_i = np.divmod(bad, n - 1)
-    flat_dq, flat_src, flat_out = dq.reshape(-1), src.reshape(-1), out.reshape(-1)
+    flat_dq, src4, out4 = dq.reshape(-1), src.reshape(-1, 4), out.reshape(-1, 4)
 
     def room(k: np.ndarray) -> Array:
         """What the source's step from frame i to i + 1 leaves at flat indices k = j n + i (0 at
@@ -411,17 +410,15 @@ def _limit_steps(src: Array, rows: np.ndarray, out: Array, joints: np.ndarray, f
         cum -= np.repeat(cum[begin], length)
         return cum, f, win, cum[begin + length - 1]
 
-    def flat(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Where frame k's (w) lies in out and in src."""
+    def flat(k: np.ndarray) -> np.ndarray:
+        """Where flat indices k lie in [T J] (frame major, as out and src)."""
         j, i = np.divmod(k, n)
-        i += first
-        return (i * n_joints + np.take(joints, j)) * 4, np.take(rows, j) * (4 * T) + i
+        return (i + first) * n_joints + np.take(joints, j)
 
     def corr(k: np.ndarray) -> Array:
         """The output's correction to the source at flat indices k, (w, x, y, z) [4, len(k)]."""
-        at_out, at_src = flat(k)
-        o = [np.take(flat_out, at_out + c) for c in range(4)]
-        s = [np.take(flat_src, at_src + c * T) for c in range(4)]
+        at = flat(k)
+        o, s = np.take(out4, at, axis=0).T, np.take(src4, at, axis=0).T
         return np.stack(quat._mul_c(o[0], o[1], o[2], o[3], s[0], -s[1], -s[2], -s[3]))
 
     def angle(x: Array, y: Array) -> Array:
@@ -469,13 +466,12 @@ def _limit_steps(src: Array, rows: np.ndarray, out: Array, joints: np.ndarray, f
     s = np.sin(x)
     ax = np.take(axis, win, axis=1)
     h = quat._mul_c(np.cos(x), ax[0] * s, ax[1] * s, ax[2] * s, *np.take(ca, win, axis=1))
-    at_out, at_src = flat(f)
-    r = [np.take(flat_src, at_src + c * T) for c in range(4)]
-    new = quat._mul_c(*h, r[0], r[1], r[2], r[3])
-    size = np.sqrt(new[0] * new[0] + new[1] * new[1] + new[2] * new[2] + new[3] * new[3])
-    scale = np.where(new[0] * r[0] + new[1] * r[1] + new[2] * r[2] + new[3] * r[3] < 0.0, -1.0, 1.0) / size
-    for c in range(4):
-        flat_out[at_out + c] = new[c] * scale
+    at = flat(f)
+    r = np.take(src4, at, axis=0).T
+    new = np.stack(quat._mul_c(*h, r[0], r[1], r[2], r[3]))
+    size = np.sqrt(np.einsum("cn,cn->n", new, new))
+    new *= np.where(np.einsum("cn,cn->n", new, r) < 0.0, -1.0, 1.0) / size
+    out4[at] = new.T
 
 
 class _Lock(NamedTuple):
