@@ -316,8 +316,7 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
     p_hip = world("up hip")
     p_knee = hip_rot if all(clip.parents[leg.knee] == leg.hip for leg in legs.values()) else world("up knee")
     new_hip = quat._mul_c(p_hip[0], -p_hip[1], -p_hip[2], -p_hip[3], *got.hip)
-    opened = quat._mul_c(*got.opening, *knee_rot)
-    new_knee = quat._mul_c(p_knee[0], -p_knee[1], -p_knee[2], -p_knee[3], *opened)
+    new_knee = quat._mul_c(p_knee[0], -p_knee[1], -p_knee[2], -p_knee[3], *got.opened)
     k = got.knee
     yaws = both([np.stack(lock.yaw) for lock in locks])
     target_rot = quat._mul_c(*yaws, *both([lock.ankle_rot for lock in locks]))

@@ -50,13 +50,14 @@ class Leg(NamedTuple):
 class Solved(NamedTuple):
     """`solve`'s answer on components: world rotations of hip and knee, the ankle's position, and
     the two rotations that made them (world frame): the hip's swing and the knee's opening, so
-    hip = swing hip_before and knee = swing opening knee_before."""
+    hip = swing hip_before and knee = swing opening knee_before; `opened` is opening knee_before."""
 
     hip: Quat
     knee: Quat
     ankle: Vec
     swing: Quat
     opening: Quat
+    opened: Quat
 
 
 def soft_reach(d: npt.ArrayLike, reach: npt.ArrayLike, floor: npt.ArrayLike) -> Array:
@@ -186,8 +187,8 @@ def solve(a: Vec, b: Vec, c: Vec, hip_rot: Quat, knee_rot: Quat, t: Vec, *,
     reach = l1 + l2
     ca, ta = _sub(c, a), _sub(t, a)
     d_now = np.sqrt(_dot(ca, ca))
-    d = np.sqrt(_dot(ta, ta))
-    d = soft_reach(d, reach, d_now) if soft else np.minimum(d, reach)
+    far = np.sqrt(_dot(ta, ta))
+    d = soft_reach(far, reach, d_now) if soft else np.minimum(far, reach)
     d = np.maximum(d, np.abs(l1 - l2))
     # The knee's interior angle now and the one that puts the ankle d from the hip.
     now = np.arccos(np.clip(_dot(ab, cb) / np.maximum(l1 * l2, 1e-300), -1.0, 1.0))
@@ -196,14 +197,16 @@ def solve(a: Vec, b: Vec, c: Vec, hip_rot: Quat, knee_rot: Quat, t: Vec, *,
     half = 0.5 * (want - now)
     s = np.sin(half)
     opening = (np.cos(half), axis[0] * s, axis[1] * s, axis[2] * s)
-    knee_rot = quat._mul_c(*opening, *knee_rot)
+    opened = quat._mul_c(*opening, *knee_rot)
     c1 = _sub(quat._rot_c(*opening, *cb), ab)  # where the ankle goes, from the hip: b + R cb - a
     swing = _between(c1, ta)
     hip_new = quat._mul_c(*swing, *hip_rot)
-    knee_new = quat._mul_c(*swing, *knee_rot)
-    sc = quat._rot_c(*swing, *c1)
-    ankle = (a[0] + sc[0], a[1] + sc[1], a[2] + sc[2])
-    return Solved(hip_new, knee_new, ankle, swing, opening)
+    knee_new = quat._mul_c(*swing, *opened)
+    # The swing turns c1 onto the target's direction: the ankle is that far along it (at c1
+    # where the target is at the hip, whose swing is none).
+    along = np.sqrt(_dot(c1, c1)) / np.where(far > 0.0, far, 1.0)
+    ankle = tuple(a[i] + np.where(far > 0.0, ta[i] * along, c1[i]) for i in range(3))
+    return Solved(hip_new, knee_new, (ankle[0], ankle[1], ankle[2]), swing, opening, opened)
 
 
 def two_bone(hip_pos: npt.ArrayLike, knee_pos: npt.ArrayLike, ankle_pos: npt.ArrayLike,
