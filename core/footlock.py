@@ -14,6 +14,11 @@ knee bending in its own plane (`ik.solve`, on the component-major layout the FK 
 to the feet leaves: [joint, component, frame]); the root, the upper body and the toes' local
 rotations are untouched, and so are bone lengths. Outside the locks no leg joint turns further in
 a frame than its largest step in the source (`_limit_steps`).
+
+Only what the locks touch is worked on: each foot's locks on its contact frames (`_locks`), the
+IK of both legs at once on the frames where a lock holds or fades (laid end to end, each leg's
+in time order), the step limit on the frames around the steps it spreads; every other frame is
+the source's, copied.
 """
 
 from __future__ import annotations
