@@ -14,6 +14,11 @@ knee bending in its own plane (`ik.solve`, on the component-major layout the FK 
 to the feet leaves: [joint, component, frame]); the root, the upper body and the toes' local
 rotations are untouched, and so are bone lengths. Outside the locks no leg joint turns further in
 a frame than its largest step in the source (`_limit_steps`).
+
+Only what the locks touch is worked on: each foot's locks on its contact frames (`_locks`), the
+IK of both legs at once on the frames where a lock holds or fades (laid end to end, each leg's
+in time order), the step limit on the frames around the steps it spreads; every other frame is
+the source's, copied.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -67,30 +72,25 @@ class _Leg:
         self.ball: int | None = below[0] if below else None
 
 
-def offsets(up: Array, meters_per_unit: float, fps: float, ankle_pos: Array, ankle_rot: Array,
-            points: Array, planted: np.ndarray, blend_frames: int) -> tuple[Array, Array, Array]:
-    """(position offset [3, T], yaw [4, T], weight [T]) of one foot's ankle from the source that
-    hold its pivot over each contact of `planted`: the ankle's target is ankle_pos + weight offset
-    and its world rotation yaw ankle_rot (yaw is a rotation about up, the identity off the locks).
-    Component-major, as `quat.fk_components` lays them out: ankle_pos [3, T], ankle_rot [4, T],
-    points [K, 3, T] the foot's points (ankle, ball, toe tips), world frame, file units."""
-    T = len(planted)
-    off = np.zeros((3, T))
-    yaw = np.zeros((4, T))
-    yaw[0] = 1.0
-    weight = np.zeros(T)
-    starts, stops = runs(planted)
-    if not starts.size:
-        return off, yaw, weight
-    frames = np.flatnonzero(planted)
-    n = len(frames)
-    # Each contact frame's touchdown frame.
-    t0 = np.repeat(starts, stops - starts)
+def _locks(up: Array, meters_per_unit: float, fps: float, T: int, blend_frames: int, starts: np.ndarray,
+           stops: np.ndarray, A: Array, Q: Array, P: Array) -> tuple[np.ndarray, Array, ik.Quat, Array]:
+    """One foot's locks over its contacts (runs [starts, stops) of a [T] mask), on the contact
+    frames only, laid end to end: A [3, n] the ankle's positions, Q [4, n] its world rotations and
+    P [K, 3, n] the foot's points (ankle, ball, toe tips), world frame, file units,
+    component-major. Returns (frames [N], position offset [3, N], yaw (w, x, y, z) [N], weight [N])
+    over the frames the locks touch, in time order: the contact frames and after each lift those
+    the lock fades out over (the IK's straight legs take the bend of the nearest frame in that
+    order). The ankle's target is its position + weight offset, its world rotation yaw times
+    the source's (yaw is a rotation about up)."""
+    lengths = stops - starts
+    n = A.shape[1]
+    first = np.cumsum(lengths) - lengths  # each contact's touchdown, where it lies in the n
+    last = first + lengths - 1
     # The foot's turn about up since touchdown: the twist of its rotation since then (the toe's
     # direction on the floor is ill-defined on tiptoe), taken off as held = inverse twist, the
     # half turn within +-90 degrees.
-    qf, q0 = np.take(ankle_rot, frames, axis=1), np.take(ankle_rot, t0, axis=1)
-    sw, sx, sy, sz = quat._mul_c(qf[0], qf[1], qf[2], qf[3], q0[0], -q0[1], -q0[2], -q0[3])
+    q0 = np.repeat(Q[:, first], lengths, axis=1)
+    sw, sx, sy, sz = quat._mul_c(Q[0], Q[1], Q[2], Q[3], q0[0], -q0[1], -q0[2], -q0[3])
     s_up = sx * up[0] + sy * up[1] + sz * up[2]
     size = np.hypot(sw, s_up)
     twisted = size > 0.0
@@ -100,47 +100,63 @@ def offsets(up: Array, meters_per_unit: float, fps: float, ankle_pos: Array, ank
     held = (hw, hs * up[0], hs * up[1], hs * up[2])
     # The ankle moves only as the foot rolls about its pivot, the point that moves least in the
     # source over each step: by minus the pivot's move seen from the ankle of the yaw-held foot.
-    before = np.maximum(frames - 1, 0)
-    step = np.take(points, frames, axis=2) - np.take(points, before, axis=2)
-    step *= step
-    k = np.argmin(np.sqrt(step[:, 0] + step[:, 1] + step[:, 2]), axis=0)
-    prev = np.maximum(np.arange(n) - 1, 0)
-    held_prev = tuple(h[prev] for h in held)
-    r_now = quat._rot_c(*held, *(points[k, c, frames] - ankle_pos[c, frames] for c in range(3)))
-    r_before = quat._rot_c(*held_prev, *(points[k, c, before] - ankle_pos[c, before] for c in range(3)))
-    first = frames == t0
-    roll = np.stack([np.where(first, 0.0, r_now[c] - r_before[c]) for c in range(3)])
-    total = np.cumsum(roll, axis=1)
-    total -= np.repeat(total[:, np.searchsorted(frames, starts)], stops - starts, axis=1)
-    for c in range(3):
-        off[c, frames] = np.take(ankle_pos[c], t0) - total[c] - np.take(ankle_pos[c], frames)
-    for c in range(4):
-        yaw[c, frames] = held[c]
-    weight[frames] = 1.0
-    if blend_frames > 0:
-        # After each lift the last offset fades out, done by the next touchdown at the latest.
-        nxt = np.append(starts[1:], T)
-        # A large offset (a foot held far from where the source lifts it) fades out no faster
-        # than FADE_SPEED: a 10 cm offset over 0.2 s, not in three frames at 30 fps.
-        last = off[:, stops - 1]
-        far = np.sqrt(np.sum(last * last, axis=0)) * meters_per_unit
-        longer = np.ceil(far / FADE_SPEED * fps).astype(np.int64)
-        fade = np.minimum(np.maximum(blend_frames, longer), nxt - stops)
-        m = np.maximum(fade, 0)
-        idx = np.repeat(np.arange(len(stops)), m)
-        d = np.arange(m.sum()) - np.repeat(np.cumsum(m) - m, m) + 1
-        at = np.repeat(stops, m) + d - 1
-        off[:, at] = off[:, stops[idx] - 1]
-        weight[at] = _smoothstep(1.0 - d / (fade[idx] + 1.0))
-        # The held yaw at the lift, as an angle to fade.
-        j = np.cumsum(stops - starts) - 1
-        turn = _wrap(2.0 * np.arctan2(s_up[j], sw[j]))
-        half = weight[at] * -turn[idx] / 2
-        yaw[0, at] = np.cos(half)
-        sin = np.sin(half)
+    # (Each contact frame's step is from the one before it, a contact frame too but at touchdown,
+    # where the lock starts and nothing rolls.)
+    roll = np.zeros((3, n))
+    if n > 1:
+        step = P[:, :, 1:] - P[:, :, :-1]
+        step *= step
+        k = np.argmin(np.sqrt(step[:, 0] + step[:, 1] + step[:, 2]), axis=0)
+        at = k * (3 * n) + np.arange(1, n)
+        flat = P.reshape(-1)
+        r_now = quat._rot_c(*(h[1:] for h in held),
+                            *(np.take(flat, at + c * n) - A[c, 1:] for c in range(3)))
+        r_before = quat._rot_c(*(h[:-1] for h in held),
+                               *(np.take(flat, at + (c * n - 1)) - A[c, :-1] for c in range(3)))
         for c in range(3):
-            yaw[c + 1, at] = sin * up[c]
-    return off, yaw, weight
+            np.subtract(r_now[c], r_before[c], out=roll[c, 1:])
+        roll[:, first] = 0.0
+    total = np.cumsum(roll, axis=1)
+    total -= np.repeat(total[:, first], lengths, axis=1)
+    off = np.repeat(A[:, first], lengths, axis=1) - total - A
+    planted = np.repeat(starts - first, lengths) + np.arange(n)
+    if blend_frames <= 0:
+        return planted, off, held, np.ones(n)
+    # After each lift the last offset fades out, done by the next touchdown at the latest.
+    nxt = np.append(starts[1:], T)
+    # A large offset (a foot held far from where the source lifts it) fades out no faster
+    # than FADE_SPEED: a 10 cm offset over 0.2 s, not in three frames at 30 fps.
+    lift = off[:, last]
+    far = np.sqrt(np.sum(lift * lift, axis=0)) * meters_per_unit
+    longer = np.ceil(far / FADE_SPEED * fps).astype(np.int64)
+    fade = np.minimum(np.maximum(blend_frames, longer), nxt - stops)
+    m = np.maximum(fade, 0)
+    idx = np.repeat(np.arange(len(stops)), m)
+    before = np.cumsum(m) - m  # fade frames before each contact
+    d = np.arange(m.sum()) - np.repeat(before, m) + 1
+    # In time order: each contact's frames, then its fade's.
+    at = np.arange(n) + np.repeat(before, lengths)
+    fading = (last + 1 + before)[idx] + d - 1
+    N = n + len(idx)
+    frames = np.empty(N, dtype=np.int64)
+    frames[at] = planted
+    frames[fading] = np.repeat(stops, m) + d - 1
+    weight = np.ones(N)
+    weight[fading] = w = _smoothstep(1.0 - d / (fade[idx] + 1.0))
+    offset = np.empty((3, N))
+    offset[:, at] = off
+    offset[:, fading] = off[:, last[idx]]
+    # The held yaw at the lift, as an angle to fade.
+    turn = _wrap(2.0 * np.arctan2(s_up[last], sw[last]))
+    half = w * -turn[idx] / 2
+    sin = np.sin(half)
+    yaw = (np.empty(N), np.empty(N), np.empty(N), np.empty(N))
+    yaw[0][at] = hw
+    yaw[0][fading] = np.cos(half)
+    for c in range(3):
+        yaw[c + 1][at] = held[c + 1]
+        yaw[c + 1][fading] = sin * up[c]
+    return frames, offset, yaw, weight
 
 
 def _smoothstep(x: Array) -> Array:
@@ -220,79 +236,118 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
     mpu = clip.meters_per_unit
     blend_frames = max(0, math.ceil(blend_time * clip.fps - 1e-9))
 
-    solve = {}
+    # Each leg's locks on the frames they touch (contact frames, then those they fade out over);
+    # every other frame keeps the source's pose and costs nothing more.
+    solve: dict[str, _Lock] = {}
     for side, leg in legs.items():
-        ankle_pos, ankle_rot = gp[index[leg.ankle]], gr[index[leg.ankle]]
+        starts, stops = runs(masks[side])
+        planted = np.flatnonzero(masks[side])
+        a_row = index[leg.ankle]
         foot = [j for j in clip.body.feet[side] if index[j] >= 0]
         if leg.ball is not None:
             foot = [leg.ankle, leg.ball] + [j for j in foot if j not in (leg.ankle, leg.ball)]
-        sites = np.flatnonzero(np.isin(clip.end_parents, foot))
-        pts = [gp[index[j]] for j in foot]
-        for site in sites:
-            o = index[clip.end_parents[site]]
-            tip = quat._rot_c(*gr[o], *clip.end_offsets[site])
-            pts.append(np.stack([gp[o, c] + tip[c] for c in range(3)]))
+        pos = {j: np.take(gp[index[j]], planted, axis=1) for j in foot}
+        rot_at = {leg.ankle: np.take(gr[a_row], planted, axis=1)}
+        pts = [pos[j] for j in foot]
+        for site in np.flatnonzero(np.isin(clip.end_parents, foot)):
+            o = int(clip.end_parents[site])
+            if o not in rot_at:
+                rot_at[o] = np.take(gr[index[o]], planted, axis=1)
+            tip = quat._rot_c(*rot_at[o], *clip.end_offsets[site])
+            pts.append(np.stack([pos[o][c] + tip[c] for c in range(3)]))
+        A, Q = pos[leg.ankle], rot_at[leg.ankle]
         if len(pts) < 2:
-            ahead = quat._rot_c(*ankle_rot, *clip.forward)
-            pts = [ankle_pos, np.stack([ankle_pos[c] + ahead[c] for c in range(3)])]
-        off, yaw, w = offsets(up, mpu, clip.fps, ankle_pos, ankle_rot, np.stack(pts), masks[side],
-                              blend_frames)
-        target = ankle_pos + w * off
-        solve[side] = (target, yaw, w)
+            ahead = quat._rot_c(*Q, *clip.forward)
+            pts = [A, np.stack([A[c] + ahead[c] for c in range(3)])]
+        frames, off, yaw, w = _locks(up, mpu, clip.fps, T, blend_frames, starts, stops, A, Q, np.stack(pts))
+        ankle_pos = np.take(gp[a_row], frames, axis=1)
+        solve[side] = _Lock(frames, ankle_pos + w * off, yaw, w, np.take(gr[a_row], frames, axis=1),
+                            np.take(gp[index[leg.hip]], frames, axis=1),
+                            np.take(gp[index[leg.knee]], frames, axis=1), ankle_pos)
 
     drop = np.zeros(T)
     if lower_pelvis:
-        for side, leg in legs.items():
-            target, _, w = solve[side]
-            at = np.flatnonzero(w > 0)
-            hip, knee, ankle = (gp[index[j]][:, at].T for j in (leg.hip, leg.knee, leg.ankle))
-            reach = np.linalg.norm(knee - hip, axis=-1) + np.linalg.norm(ankle - knee, axis=-1)
-            drop[at] = np.maximum(drop[at], _pelvis_drop(hip, target[:, at].T, reach, up))
+        for lock in solve.values():
+            reach = _norm(lock.knee - lock.hip) + _norm(lock.ankle - lock.knee)
+            need = _pelvis_drop(lock.hip.T, lock.target.T, reach, up)
+            drop[lock.frames] = np.maximum(drop[lock.frames], need)
         drop = _smooth_drop(drop, blend_frames)
         drop[:clip.motion_start] = 0.0  # a converter's T-pose stays as it is
 
     out = clip
-    if drop.any():
+    lowered = bool(drop.any())
+    if lowered:
         rrot, rpos = root_world(clip)
         out = with_root_world(clip, rrot, rpos - drop[:, None] * up)
-        gp = gp - drop * up[None, :, None]
     rot = out.rotations.copy()
+    # Both legs solved at once, laid end to end: the leg joints' world rotations and their
+    # parents' on the frames each leg's locks touch.
+    locks = []
+    for leg, lock in ((leg, solve[side]) for side, leg in legs.items()):
+        if lowered:
+            # A lowered pelvis moves every foot: those not locked are held where the source had them.
+            inside = np.zeros(T, dtype=bool)
+            inside[lock.frames] = True
+            more = np.flatnonzero((drop > 0) & ~inside)
+            if more.size:
+                lock = _held_too(lock, more, gp[index[leg.hip]], gp[index[leg.knee]], gp[index[leg.ankle]],
+                                 gr[index[leg.ankle]])
+            down = drop[lock.frames] * up[:, None]
+            lock = lock._replace(hip=lock.hip - down, knee=lock.knee - down, ankle=lock.ankle - down)
+        locks.append(lock)
+    sizes = [len(lock.frames) for lock in locks]
+    cuts = np.cumsum(sizes)[:-1].tolist()
+
+    def both(x: list[Array]) -> Array:
+        return x[0] if len(x) == 1 else np.concatenate(x, axis=-1)
+
+    def world(joint: str) -> Array:
+        """World rotations [4, N] of each leg's joint `joint` (or its parent: 'up hip', 'up knee')."""
+        out = []
+        for leg, lock in zip(legs.values(), locks, strict=True):
+            j = getattr(leg, joint.split()[-1])
+            if joint.startswith("up"):
+                j = int(clip.parents[j])
+            out.append(np.tile(np.array([[1.0], [0.0], [0.0], [0.0]]), len(lock.frames)) if j < 0
+                       else np.take(gr[index[j]], lock.frames, axis=1))
+        return both(out)
+
+    hip_rot, knee_rot = world("hip"), world("knee")
+    target = both([lock.target for lock in locks])
+    got = ik.solve(_v3(both([lock.hip for lock in locks])), _v3(both([lock.knee for lock in locks])),
+                   _v3(both([lock.ankle for lock in locks])), _q4(hip_rot), _q4(knee_rot), _v3(target),
+                   segments=cuts)
+    # Back to locals: the hip's parent is as it was, the knee's parent swung with the thigh.
+    p_hip = world("up hip")
+    p_knee = hip_rot if all(clip.parents[leg.knee] == leg.hip for leg in legs.values()) else world("up knee")
+    new_hip = quat._mul_c(p_hip[0], -p_hip[1], -p_hip[2], -p_hip[3], *got.hip)
+    new_knee = quat._mul_c(p_knee[0], -p_knee[1], -p_knee[2], -p_knee[3], *got.opened)
+    k = got.knee
+    yaws = both([np.stack(lock.yaw) for lock in locks])
+    target_rot = quat._mul_c(*yaws, *both([lock.ankle_rot for lock in locks]))
+    new_ankle = quat._mul_c(k[0], -k[1], -k[2], -k[3], *target_rot)
+    joints = [j for leg in legs.values() for j in (leg.hip, leg.knee, leg.ankle)]
+    pinned = np.zeros((len(joints), T), dtype=bool)
     short = []
-    solved: list[tuple[int, Array, Array, np.ndarray]] = []  # joint, source and new locals, locked
-    for side, leg in legs.items():
-        target, yaw, w = solve[side]
-        # A lowered pelvis moves every foot: those not locked are held where the source had them.
-        frames = np.flatnonzero((w > 0) | (drop > 0))
-        hip, knee, ankle = index[leg.hip], index[leg.knee], index[leg.ankle]
-        got = ik.solve(_vec(gp[hip], frames), _vec(gp[knee], frames), _vec(gp[ankle], frames),
-                       _quat(gr[hip], frames), _quat(gr[knee], frames), _vec(target, frames))
-        # Back to locals: the hip's parent is as it was, the knee's parent swung with the thigh.
-        p_hip = _parent_rot(clip, gr, index, leg.hip, frames)
-        p_knee = _parent_rot(clip, gr, index, leg.knee, frames)
-        new_hip = quat._mul_c(p_hip[0], -p_hip[1], -p_hip[2], -p_hip[3], *got.hip)
-        opened = quat._mul_c(*got.opening, *_quat(gr[knee], frames))
-        new_knee = quat._mul_c(p_knee[0], -p_knee[1], -p_knee[2], -p_knee[3], *opened)
-        k = got.knee
-        target_rot = quat._mul_c(*_quat(yaw, frames), *_quat(gr[ankle], frames))
-        new_ankle = quat._mul_c(k[0], -k[1], -k[2], -k[3], *target_rot)
-        for j, q in ((leg.hip, new_hip), (leg.knee, new_knee), (leg.ankle, new_ankle)):
-            was = lrot[index[j]]
-            new = was.copy()
-            size = np.maximum(np.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]), 1e-12)
-            dot = sum(q[c] * np.take(was[c], frames) for c in range(4))
-            scale = np.where(dot < 0.0, -1.0, 1.0) / size
-            for c in range(4):
-                new[c, frames] = q[c] * scale
-            solved.append((j, was, new, w == 1.0))
-        miss = np.sqrt(sum((got.ankle[c] - target[c, frames]) ** 2 for c in range(3))) * mpu
-        if miss.max(initial=0.0) > _SHORT_M:
-            far = miss > _SHORT_M
-            short.append(f"{side} on {int(far.sum())} frames from {frames[far][0] / clip.fps:.2f} s "
-                         f"(up to {miss.max() * 100:.1f} cm)")
-    news = np.stack([x[2] for x in solved])
-    _limit_steps(np.stack([x[1] for x in solved]), news, clip.motion_start, np.stack([x[3] for x in solved]))
-    for (j, *_), new in zip(solved, news, strict=True):
-        rot[:, j] = new.T
+    miss = np.sqrt(sum((got.ankle[c] - target[c]) ** 2 for c in range(3))) * mpu
+    for n_leg, (side, leg) in enumerate(legs.items()):
+        lock = locks[n_leg]
+        frames = lock.frames
+        at = slice(sum(sizes[:n_leg]), sum(sizes[:n_leg + 1]))
+        for i, (j, q) in enumerate(((leg.hip, new_hip), (leg.knee, new_knee), (leg.ankle, new_ankle)),
+                                   3 * n_leg):
+            new = np.stack([x[at] for x in q])
+            size = np.maximum(np.sqrt(np.einsum("cn,cn->n", new, new)), 1e-12)
+            dot = np.einsum("cn,cn->n", new, np.take(lrot[index[j]], frames, axis=1))
+            new *= np.where(dot < 0.0, -1.0, 1.0) / size
+            rot[frames, j] = new.T
+            pinned[i, frames] = lock.weight == 1.0
+        m = miss[at]
+        if m.max(initial=0.0) > _SHORT_M:
+            far = m > _SHORT_M
+            short.append(f"{side} on {int(far.sum())} frames from {frames[far].min() / clip.fps:.2f} s "
+                         f"(up to {m.max() * 100:.1f} cm)")
+    _limit_steps(clip.rotations, rot, np.array(joints), clip.motion_start, pinned, lrot, index[joints])
     if short:
         warnings.warn(f"{clip.name or 'the take'}: a foot could not reach its lock, held as near as the "
                       f"leg reaches: {'; '.join(short)}. lower_pelvis=True lowers the pelvis instead",
@@ -309,43 +364,66 @@ def _merge(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return a[start], np.maximum.reduceat(b, start)
 
 
-def _limit_steps(src: Array, out: Array, first: int, pinned: np.ndarray) -> None:
-    """Keep each frame-to-frame rotation step of `out` within the largest step of `src` (joints'
-    local rotations in the output and the source, [J, 4, T], from frame `first` on; `out`
-    changed in place). Where a step is larger, the correction the output makes to the source
-    (out inv(src), in the parent's frame) is spread over just enough frames around it: along the
-    shortest arc between its values at the window's ends, each frame's share in proportion to
-    the room the source's own step leaves there, so that share plus the source's step (an upper
-    bound on the output's step) stays within the largest. Windows grow only over frames not
-    `pinned` ([J, T], the locked ones), which stay as they are, and so does each first frame.
-    The joints' frames are laid end to end, joint j's frame i at j n + i: one pass for all."""
-    q, p = src[:, :, first:], out[:, :, first:]
-    J, _, n = q.shape
+def _limit_steps(src: Array, out: Array, joints: np.ndarray, first: int, pinned: np.ndarray,
+                 local: Array, rows: np.ndarray) -> None:
+    """Keep each frame-to-frame rotation step of the output's `joints` (local rotations [T, J, 4])
+    within the largest step of the source's (`src`, the same layout; `local` [rows, 4, T] holds
+    the same joints' component-major at `rows`), from frame `first` on; `out` changed in place.
+    Where a step is larger, the correction the output makes to the source (out inv(src), in the
+    parent's frame) is spread over just enough frames around it: along the shortest arc between
+    its values at the window's ends, each frame's share in proportion to the room the source's
+    own step leaves there, so that share plus the source's step (an upper bound on the output's
+    step) stays within the largest. Windows grow only over frames not `pinned` ([len(joints), T],
+    the locked ones), which stay as they are, and so does each first frame. The joints' frames
+    are laid end to end, joint j's frame i at j n + i: one pass for all, the room worked out only
+    on the frames the windows cover."""
+    T, n_joints = out.shape[:2]
+    n = T - first
     if n < 2:
         return
-    dq = np.abs(sum(q[:, c, 1:] * q[:, c, :-1] for c in range(4)))
+    dq = np.empty((len(joints), n - 1))
+    dp = np.empty((len(joints), n - 1))
+    for i, (j, r) in enumerate(zip(joints, rows, strict=True)):
+        q = local[r, :, first:]
+        np.abs(np.einsum("cn,cn->n", q[:, 1:], q[:, :-1]), out=dq[i])
+        p = out[first:, j]
+        np.abs(np.einsum("nc,nc->n", p[1:], p[:-1]), out=dp[i])
     limit = 2.0 * np.arccos(np.minimum(dq.min(axis=1), 1.0)) * (1.0 - _STEP_MARGIN)
-    dp = np.abs(sum(p[:, c, 1:] * p[:, c, :-1] for c in range(4)))
     bad = np.flatnonzero(dp < np.cos(0.5 * limit)[:, None])
     if not bad.size:
         return
     bad_j, bad_i = np.divmod(bad, n - 1)
-    # room[j n + i]: what the source's step from frame i to i + 1 leaves (0 past each end).
-    steps = np.zeros((J, n))
-    for j in np.unique(bad_j):  # the joints that need it
-        steps[j, :-1] = np.maximum(limit[j] - 2.0 * np.arccos(np.minimum(dq[j], 1.0)), 0.0)
-    room = steps.ravel()
-    total = np.concatenate([[0.0], np.cumsum(room)])
+    flat_dq, src4, out4 = dq.reshape(-1), src.reshape(-1, 4), out.reshape(-1, 4)
 
-    def at(x: Array, k: np.ndarray) -> tuple[Array, Array, Array, Array]:
-        """x [J, 4, n] at flat indices k: components (w, x, y, z) [len(k)]."""
+    def room(k: np.ndarray) -> Array:
+        """What the source's step from frame i to i + 1 leaves at flat indices k = j n + i (0 at
+        each joint's last frame)."""
         j, i = np.divmod(k, n)
-        return x[j, 0, i], x[j, 1, i], x[j, 2, i], x[j, 3, i]
+        step = 2.0 * np.arccos(np.minimum(np.take(flat_dq, j * (n - 1) + np.minimum(i, n - 2)), 1.0))
+        return np.where(i < n - 1, np.maximum(np.take(limit, j) - step, 0.0), 0.0)
+
+    def spans(a: np.ndarray, b: np.ndarray) -> tuple[Array, np.ndarray, np.ndarray, Array]:
+        """Over each window [a, b]: (the room summed from a up to each of its frames f, f, the
+        window of each, the whole window's room, from a to b)."""
+        length = b - a + 1
+        win = np.repeat(np.arange(len(a)), length)
+        begin = np.cumsum(length) - length
+        f = np.arange(length.sum()) - np.repeat(begin - a, length)
+        r = room(f)
+        cum = np.cumsum(r) - r  # the room before each frame
+        cum -= np.repeat(cum[begin], length)
+        return cum, f, win, cum[begin + length - 1]
+
+    def flat(k: np.ndarray) -> np.ndarray:
+        """Where flat indices k lie in [T J] (frame major, as out and src)."""
+        j, i = np.divmod(k, n)
+        return (i + first) * n_joints + np.take(joints, j)
 
     def corr(k: np.ndarray) -> Array:
         """The output's correction to the source at flat indices k, (w, x, y, z) [4, len(k)]."""
-        o, r = at(p, k), at(q, k)
-        return np.stack(quat._mul_c(o[0], o[1], o[2], o[3], r[0], -r[1], -r[2], -r[3]))
+        at = flat(k)
+        o, s = np.take(out4, at, axis=0).T, np.take(src4, at, axis=0).T
+        return np.stack(quat._mul_c(o[0], o[1], o[2], o[3], s[0], -s[1], -s[2], -s[3]))
 
     def angle(x: Array, y: Array) -> Array:
         """Angles of the rotations taking x to y ([4, N] each)."""
@@ -355,17 +433,19 @@ def _limit_steps(src: Array, out: Array, first: int, pinned: np.ndarray) -> None
     # A window's ends may be locked frames (kept as they are) but nothing inside it: the lock
     # holds. It grows past an end that is a free frame. A take's first frame stays as it is
     # too (what comes before it, a transition's switch, joins there).
-    held = pinned[:, first:].copy()
-    held[:, 0] = True
-    pin = held.ravel()
+    def free(k: np.ndarray) -> np.ndarray:
+        j, i = np.divmod(k, n)
+        return ~pinned[j, i + first] & (i > 0)
+
     a = bad_j * n + bad_i
     b = a + 1
     while True:
         a, b = _merge(a, b)
-        ca, cb = corr(a), corr(b)
+        ca, cb = np.split(corr(np.concatenate([a, b])), 2, axis=1)
         arc = angle(ca, cb)
-        free_a, free_b = ~pin[a], ~pin[b] & (b % n != n - 1)
-        grow = (arc > total[b] - total[a]) & (free_a | free_b)
+        free_a, free_b = free(a), free(b) & (b % n != n - 1)
+        cum, f, win, whole = spans(a, b)
+        grow = (arc > whole) & (free_a | free_b)
         if not grow.any():
             break
         a = np.where(grow & free_a, a - 1, a)
@@ -373,10 +453,10 @@ def _limit_steps(src: Array, out: Array, first: int, pinned: np.ndarray) -> None
     # Along each window, from the correction at its start to the one at its end, each frame's
     # share of the turn in proportion to its room. A window short of room (between locked
     # frames) shares it a little more evenly: a source step at the largest leaves no room.
-    short = arc > total[b] - total[a]
+    short = arc > whole
     # One that runs into the take's end goes as far toward the end's correction as its room allows.
-    loose = short & (b % n == n - 1) & ~pin[b]
-    reach = np.where(loose, (total[b] - total[a]) / np.where(arc > 0.0, arc, 1.0), 1.0)
+    loose = short & (b % n == n - 1) & free(b)
+    reach = np.where(loose, whole / np.where(arc > 0.0, arc, 1.0), 1.0)
     short &= ~loose
     even = 1e-3 * limit[a // n]  # added to each frame's room
     # The turn from ca to cb, the shorter way: half angle and axis.
@@ -384,34 +464,61 @@ def _limit_steps(src: Array, out: Array, first: int, pinned: np.ndarray) -> None
     sin = np.sqrt(tx * tx + ty * ty + tz * tz)
     half = np.arctan2(sin, np.abs(tw))
     axis = np.stack([tx, ty, tz]) * (np.where(tw < 0.0, -1.0, 1.0) / np.where(sin > 0.0, sin, 1.0))
-    length = b - a + 1
-    win = np.repeat(np.arange(len(a)), length)
-    f = np.arange(length.sum()) - np.repeat(np.cumsum(length) - length, length) + a[win]
-    cum = total[f] - total[a[win]] + np.where(short, even, 0.0)[win] * (f - a[win])
-    whole = total[b] - total[a] + np.where(short, even, 0.0) * (b - a)
+    cum = cum + np.where(short, even, 0.0)[win] * (f - a[win])
+    whole = whole + np.where(short, even, 0.0) * (b - a)
     x = cum / np.where(whole > 0.0, whole, 1.0)[win] * (reach * half)[win]
     s = np.sin(x)
     ax = np.take(axis, win, axis=1)
     h = quat._mul_c(np.cos(x), ax[0] * s, ax[1] * s, ax[2] * s, *np.take(ca, win, axis=1))
-    r = at(q, f)
-    new = quat._mul_c(*h, r[0], r[1], r[2], r[3])
-    size = np.sqrt(new[0] * new[0] + new[1] * new[1] + new[2] * new[2] + new[3] * new[3])
-    scale = np.where(new[0] * r[0] + new[1] * r[1] + new[2] * r[2] + new[3] * r[3] < 0.0, -1.0, 1.0) / size
-    j, i = np.divmod(f, n)
-    for c in range(4):
-        p[j, c, i] = new[c] * scale
+    at = flat(f)
+    r = np.take(src4, at, axis=0).T
+    new = np.stack(quat._mul_c(*h, r[0], r[1], r[2], r[3]))
+    size = np.sqrt(np.einsum("cn,cn->n", new, new))
+    new *= np.where(np.einsum("cn,cn->n", new, r) < 0.0, -1.0, 1.0) / size
+    out4[at] = new.T
 
 
-def _vec(x: Array, frames: np.ndarray) -> ik.Vec:
-    """Components (x, y, z) of [3, T] on frames."""
-    x = np.take(x, frames, axis=1)
+class _Lock(NamedTuple):
+    """One leg's solve on the frames its locks touch (time order): the ankle's target [3, N],
+    its yaw (w, x, y, z) and weight [N], and the source's ankle world rotation [4, N] and hip,
+    knee and ankle positions [3, N]."""
+
+    frames: np.ndarray
+    target: Array
+    yaw: ik.Quat
+    weight: Array
+    ankle_rot: Array
+    hip: Array
+    knee: Array
+    ankle: Array
+
+
+def _held_too(lock: _Lock, more: np.ndarray, hip: Array, knee: Array, ankle: Array,
+              ankle_rot: Array) -> _Lock:
+    """`lock` with frames `more` added, where the foot is held where the source had it (weight
+    0); hip, knee, ankle [3, T] and ankle_rot [4, T] the source's in the world."""
+    frames = np.concatenate([lock.frames, more])
+    order = np.argsort(frames, kind="stable")
+    frames = frames[order]
+    target = np.concatenate([lock.target, np.take(ankle, more, axis=1)], axis=1)[:, order]
+    weight = np.concatenate([lock.weight, np.zeros(len(more))])[order]
+    one, zero = np.ones(len(more)), np.zeros(len(more))
+    yaw = tuple(np.concatenate([y, e])[order] for y, e in zip(lock.yaw, (one, zero, zero, zero), strict=True))
+    return _Lock(frames, target, (yaw[0], yaw[1], yaw[2], yaw[3]), weight, np.take(ankle_rot, frames, axis=1),
+                 np.take(hip, frames, axis=1), np.take(knee, frames, axis=1), np.take(ankle, frames, axis=1))
+
+
+def _v3(x: Array) -> ik.Vec:
     return x[0], x[1], x[2]
 
 
-def _quat(q: Array, frames: np.ndarray) -> ik.Quat:
-    """Components (w, x, y, z) of [4, T] on frames."""
-    q = np.take(q, frames, axis=1)
-    return q[0], q[1], q[2], q[3]
+def _q4(x: Array) -> ik.Quat:
+    return x[0], x[1], x[2], x[3]
+
+
+def _norm(v: Array) -> Array:
+    """Lengths of [3, N] vectors."""
+    return np.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
 
 
 def _parent_rot(clip: Clip, gr: Array, index: np.ndarray, joint: int, frames: np.ndarray) -> ik.Quat:
@@ -420,4 +527,5 @@ def _parent_rot(clip: Clip, gr: Array, index: np.ndarray, joint: int, frames: np
     if parent < 0:
         one = np.ones(len(frames))
         return one, 0.0 * one, 0.0 * one, 0.0 * one
-    return _quat(gr[index[parent]], frames)
+    q = np.take(gr[index[parent]], frames, axis=1)
+    return q[0], q[1], q[2], q[3]

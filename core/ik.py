@@ -20,6 +20,8 @@ lays them out): what `footlock` calls on whole takes, without packing and unpack
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -48,13 +50,14 @@ class Leg(NamedTuple):
 class Solved(NamedTuple):
     """`solve`'s answer on components: world rotations of hip and knee, the ankle's position, and
     the two rotations that made them (world frame): the hip's swing and the knee's opening, so
-    hip = swing hip_before and knee = swing opening knee_before."""
+    hip = swing hip_before and knee = swing opening knee_before; `opened` is opening knee_before."""
 
     hip: Quat
     knee: Quat
     ankle: Vec
     swing: Quat
     opening: Quat
+    opened: Quat
 
 
 def soft_reach(d: npt.ArrayLike, reach: npt.ArrayLike, floor: npt.ArrayLike) -> Array:
@@ -116,7 +119,20 @@ def _unit(u: Vec, eps: float = 1e-12) -> Vec:
 
 
 def _between(u: Vec, v: Vec) -> Quat:
-    """quat.between on components: the shortest arc rotating direction u onto v."""
+    """quat.between on components: the shortest arc rotating direction u onto v. As
+    (|u||v| + u.v, u x v) normalised where u and v are not near opposite (nor zero); there
+    through the unit vectors, whose half-way vector's length is exact."""
+    nn = np.sqrt(_dot(u, u) * _dot(v, v))
+    w = nn + _dot(u, v)
+    if not (w > 1e-6 * nn).all():
+        return _between_units(u, v)
+    x, y, z = _cross(u, v)
+    n = np.sqrt(w * w + x * x + y * y + z * z)
+    return w / n, x / n, y / n, z / n
+
+
+def _between_units(u: Vec, v: Vec) -> Quat:
+    """`_between` through unit vectors: exact near opposite, a half turn there."""
     u, v = _unit(u), _unit(v)
     uv = (u[0] + v[0], u[1] + v[1], u[2] + v[2])
     w = 0.5 * _dot(uv, uv)
@@ -133,9 +149,11 @@ def _between(u: Vec, v: Vec) -> Quat:
 
 
 def solve(a: Vec, b: Vec, c: Vec, hip_rot: Quat, knee_rot: Quat, t: Vec, *,
-          bend: npt.ArrayLike | None = None, soft: bool = True) -> Solved:
+          bend: npt.ArrayLike | None = None, soft: bool = True, segments: Sequence[int] = ()) -> Solved:
     """`two_bone` on components: hip, knee, ankle and target positions as (x, y, z) and world
-    rotations as (w, x, y, z), each component an array over the same frames `[...]`."""
+    rotations as (w, x, y, z), each component an array over the same frames `[...]`.
+    segments: where (along a single frame axis) the frames of another leg or take begin, laid
+    end to end: a straight leg takes the bend of the nearest frame of its own segment."""
     ab, cb = _sub(a, b), _sub(c, b)
     l1, l2 = np.sqrt(_dot(ab, ab)), np.sqrt(_dot(cb, cb))
     axis = _cross(ab, cb)
@@ -153,14 +171,24 @@ def solve(a: Vec, b: Vec, c: Vec, hip_rot: Quat, knee_rot: Quat, t: Vec, *,
         else:
             fb = np.asarray(bend, dtype=np.float64)
             fallback = (fb[..., 0], fb[..., 1], fb[..., 2])
-        axis = _fill_axis(_scale(axis, 1.0 / np.where(ok, size, 1.0)), ok, fallback)
-    axis = _scale(axis, 1.0 / np.sqrt(_dot(axis, axis)))
+        axis = _scale(axis, 1.0 / np.where(ok, size, 1.0))
+        if segments:
+            fallback = tuple(np.broadcast_to(f, ok.shape) for f in fallback)  # type: ignore[assignment]
+            cuts = [0, *segments, len(ok)]
+            parts = [_fill_axis((axis[0][s:e], axis[1][s:e], axis[2][s:e]), ok[s:e],
+                                (fallback[0][s:e], fallback[1][s:e], fallback[2][s:e]))
+                     for s, e in itertools.pairwise(cuts)]
+            axis = (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+                    np.concatenate([p[2] for p in parts]))
+        else:
+            axis = _fill_axis(axis, ok, fallback)
+        axis = _scale(axis, 1.0 / np.sqrt(_dot(axis, axis)))
 
     reach = l1 + l2
     ca, ta = _sub(c, a), _sub(t, a)
     d_now = np.sqrt(_dot(ca, ca))
-    d = np.sqrt(_dot(ta, ta))
-    d = soft_reach(d, reach, d_now) if soft else np.minimum(d, reach)
+    far = np.sqrt(_dot(ta, ta))
+    d = soft_reach(far, reach, d_now) if soft else np.minimum(far, reach)
     d = np.maximum(d, np.abs(l1 - l2))
     # The knee's interior angle now and the one that puts the ankle d from the hip.
     now = np.arccos(np.clip(_dot(ab, cb) / np.maximum(l1 * l2, 1e-300), -1.0, 1.0))
@@ -169,14 +197,16 @@ def solve(a: Vec, b: Vec, c: Vec, hip_rot: Quat, knee_rot: Quat, t: Vec, *,
     half = 0.5 * (want - now)
     s = np.sin(half)
     opening = (np.cos(half), axis[0] * s, axis[1] * s, axis[2] * s)
-    knee_rot = quat._mul_c(*opening, *knee_rot)
+    opened = quat._mul_c(*opening, *knee_rot)
     c1 = _sub(quat._rot_c(*opening, *cb), ab)  # where the ankle goes, from the hip: b + R cb - a
     swing = _between(c1, ta)
     hip_new = quat._mul_c(*swing, *hip_rot)
-    knee_new = quat._mul_c(*swing, *knee_rot)
-    sc = quat._rot_c(*swing, *c1)
-    ankle = (a[0] + sc[0], a[1] + sc[1], a[2] + sc[2])
-    return Solved(hip_new, knee_new, ankle, swing, opening)
+    knee_new = quat._mul_c(*swing, *opened)
+    # The swing turns c1 onto the target's direction: the ankle is that far along it (at c1
+    # where the target is at the hip, whose swing is none).
+    along = np.sqrt(_dot(c1, c1)) / np.where(far > 0.0, far, 1.0)
+    ankle = tuple(a[i] + np.where(far > 0.0, ta[i] * along, c1[i]) for i in range(3))
+    return Solved(hip_new, knee_new, (ankle[0], ankle[1], ankle[2]), swing, opening, opened)
 
 
 def two_bone(hip_pos: npt.ArrayLike, knee_pos: npt.ArrayLike, ankle_pos: npt.ArrayLike,

@@ -88,6 +88,29 @@ def test_two_bone_matches_scipy_minimiser():
         np.testing.assert_allclose(knee_new + shin, target, atol=1e-9)
 
 
+def test_straight_legs_laid_end_to_end_take_their_own_legs_bend():
+    """Two legs solved at once (segments) bend their straight frames as each leg alone does: a
+    straight frame takes the nearest bent frame of its own leg, never the other leg's."""
+    rng = np.random.default_rng(5)
+
+    def leg(n, bend_x):
+        a = np.zeros((n, 3))
+        b = a + np.array([0.0, -0.45, 0.0])
+        c = b + np.stack([bend_x * np.ones(n), -0.42 * np.ones(n), np.zeros(n)], axis=-1)
+        c[:2] = b[:2] + np.array([0.0, -0.42, 0.0])  # straight on its first two frames
+        rot = quat.normalize(rng.normal(size=(n, 4)))
+        # Targets 10 cm nearer the hip: the straight frames must bend, about their borrowed axis.
+        target = 0.9 * c + 0.01 * rng.normal(size=(n, 3))
+        return a, b, c, rot, quat.normalize(rng.normal(size=(n, 4))), target
+
+    legs = [leg(4, 0.1), leg(3, -0.1)]
+    alone = [ik.solve(*(tuple(x.T) for x in one)) for one in legs]
+    laid = ik.solve(*(tuple(np.concatenate(x).T) for x in zip(*legs, strict=True)), segments=[4])
+    for field in ("hip", "knee", "ankle"):
+        np.testing.assert_array_equal(np.concatenate([np.stack(getattr(s, field)) for s in alone], axis=1),
+                                      np.stack(getattr(laid, field)))
+
+
 def test_soft_reach_never_snaps_straight():
     d = np.linspace(0.5, 1.2, 200)
     soft = ik.soft_reach(d, 1.0, 0.0)
