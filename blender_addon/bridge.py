@@ -554,7 +554,18 @@ def _play(obj: Any, action: Any, slot: Any, frames: np.ndarray, names: list[str]
     n = len(pose_bones)
     order = [pose_bones.find(name) for name in names]
     out = np.empty((len(frames), n * 16), dtype=np.float32)
+    # Every frame step evaluates the whole view layer: the other objects (a character's meshes and
+    # their modifiers) are disabled in viewports for the read, so that only the rig and what it
+    # depends on (constraint targets, parents, driver sources: the depsgraph keeps those, visible
+    # or not) are evaluated; a third to a half of each step with a 130k-vertex mesh. They are
+    # enabled and selected as they were afterwards (disabling deselects), also on error. Objects
+    # in a mode (a mesh in Weight Paint) and linked ones are left alone.
+    hidden = [o for o in (view_layer.objects if view_layer is not None else ())
+              if o != obj and not o.hide_viewport and o.library is None and o.mode == "OBJECT"]
+    selected = [o for o in hidden if o.select_get()]
     try:
+        for o in hidden:
+            o.hide_viewport = True
         if swap:
             compat.assign(obj, action, slot)
         if not adt.use_tweak_mode:
@@ -564,6 +575,10 @@ def _play(obj: Any, action: Any, slot: Any, frames: np.ndarray, names: list[str]
             scene.frame_set(int(whole), subframe=max(f - whole, 0.0))
             pose_bones.foreach_get("matrix", out[i])
     finally:
+        for o in hidden:
+            o.hide_viewport = False
+        for o in selected:
+            o.select_set(True)
         if made:
             obj.animation_data_clear()
         else:
