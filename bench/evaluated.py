@@ -25,15 +25,16 @@ import shutil
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from _timing import median_seconds  # noqa: E402
+
 TARGET = 3.0
 
 
 def outside_blender(argv: list[str]) -> int:
-    sys.path.insert(0, str(ROOT))
     import build
 
     parser = argparse.ArgumentParser(description=__doc__)
@@ -62,39 +63,41 @@ def inside_blender() -> int:
     action = obj.animation_data.action
     frames = int(scene.frame_end)
     names, _ = stride.bridge.evaluated_bones(obj)
+    chosen = set(names)
+    # What nla.bake's only_selected bakes: the bones selected (Bone.select before 5.0, PoseBone's after).
+    for pose_bone in obj.pose.bones:
+        pose_bone.bone.select = pose_bone.name in chosen
+        if hasattr(pose_bone, "select"):
+            pose_bone.select = pose_bone.name in chosen
 
     def ours():
         return stride.bridge.evaluated_clip(obj)
 
-    clip = ours()
-    times = []
-    for _ in range(3):
-        t0 = time.perf_counter()
-        ours()
-        times.append(time.perf_counter() - t0)
-    t_ours = statistics.median(times)
+    def stepping():  # the frame stepping alone, as the read steps (for the breakdown)
+        for f in range(1, frames + 1):
+            scene.frame_set(f, subframe=0.0)
+        scene.frame_set(1)
 
-    bpy.context.view_layer.objects.active = obj
-    bpy.ops.object.mode_set(mode="POSE")
-    bones = [obj.pose.bones[n] for n in names]
     baked = []
 
     def bake():
-        with bpy.context.temp_override(selected_pose_bones=bones, active_object=obj, object=obj,
-                                       selected_editable_objects=[obj]):
+        with bpy.context.temp_override(active_object=obj, object=obj, selected_editable_objects=[obj],
+                                       selected_pose_bones=[obj.pose.bones[n] for n in names]):
             assert bpy.ops.nla.bake(frame_start=1, frame_end=frames, only_selected=True, visual_keying=True,
                                     clear_constraints=False, use_current_action=False,
                                     bake_types={"POSE"}) == {"FINISHED"}
         baked.append(obj.animation_data.action)
         stride.compat.assign(obj, action, stride.compat.action_slot(action, obj))
 
-    times = []
-    for _ in range(2):
-        t0 = time.perf_counter()
-        bake()
-        times.append(time.perf_counter() - t0)
-    t_bake = statistics.median(times)
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="POSE")  # for the bake; the read reads in any mode
+    clip = ours()
+    # Rounds alternate the two sides, so that another process's load falls on both alike; each
+    # side's time is the median over the rounds.
+    rounds = [(median_seconds(ours, 3), median_seconds(bake, 1), median_seconds(stepping, 1))
+              for _ in range(3)]
     bpy.ops.object.mode_set(mode="OBJECT")
+    t_ours, t_bake, t_step = (statistics.median(r[k] for r in rounds) for k in range(3))
     curves = stride.compat.fcurves(baked[-1], stride.compat.action_slot(baked[-1], obj))
     keyed = {fc.data_path.split('"')[1] for fc in curves if fc.data_path.startswith("pose.bones")}
 
@@ -110,6 +113,9 @@ def inside_blender() -> int:
     op = f"read Rigify walk, {frames} frames"
     size = f"{clip.n_joints} joints x {clip.n_frames}"
     print(f"{op:<38} {size:<22} {t_ours:>9.3f} {t_bake:>10.3f} {ratio:>7.1f}x {TARGET:>5.0f}x  {status}")
+    each = ", ".join(f"{a:.2f}/{b:.2f}/{b / a:.1f}x" for a, b, _ in rounds)
+    print(f"rounds (Stride s / Blender s / ratio): {each}; stepping the {frames} frames with frame_set "
+          f"alone: {t_step:.3f} s ({t_step / t_ours:.0%} of the read)")
     print("baseline: bpy.ops.nla.bake(visual_keying=True, bake_types={'POSE'}) of the same bones and frames")
     print(json.dumps([{"operation": op, "stride_s": t_ours, "blender_s": t_bake, "ratio": ratio,
                        "target": TARGET}]), file=sys.stderr)
