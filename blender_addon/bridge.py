@@ -560,12 +560,17 @@ def _play(obj: Any, action: Any, slot: Any, frames: np.ndarray, names: list[str]
     # or not) are evaluated; a third to a half of each step with a 130k-vertex mesh. They are
     # enabled and selected as they were afterwards (disabling deselects), also on error. Objects
     # in a mode (a mesh in Weight Paint) and linked ones are left alone.
-    hidden = [o for o in (view_layer.objects if view_layer is not None else ())
+    others = [o for o in (view_layer.objects if view_layer is not None else ())
               if o != obj and not o.hide_viewport and o.library is None and o.mode == "OBJECT"]
-    selected = [o for o in hidden if o.select_get()]
+    selected = [o for o in others if o.select_get()]
+    hidden: list[Any] = []
     try:
-        for o in hidden:
-            o.hide_viewport = True
+        for o in others:
+            try:
+                o.hide_viewport = True
+            except (AttributeError, RuntimeError, TypeError):  # one Blender will not change: it plays along
+                continue
+            hidden.append(o)
         if swap:
             compat.assign(obj, action, slot)
         if not adt.use_tweak_mode:
@@ -578,7 +583,8 @@ def _play(obj: Any, action: Any, slot: Any, frames: np.ndarray, names: list[str]
         for o in hidden:
             o.hide_viewport = False
         for o in selected:
-            o.select_set(True)
+            if not o.select_get():
+                o.select_set(True)
         if made:
             obj.animation_data_clear()
         else:
