@@ -73,9 +73,8 @@ def inside_blender() -> int:
     chosen = set(names)
     # What nla.bake's only_selected bakes: the bones selected (Bone.select before 5.0, PoseBone's after).
     for pose_bone in obj.pose.bones:
-        pose_bone.bone.select = pose_bone.name in chosen
-        if hasattr(pose_bone, "select"):
-            pose_bone.select = pose_bone.name in chosen
+        owner = pose_bone if "select" in pose_bone.bl_rna.properties else pose_bone.bone
+        owner.select = pose_bone.name in chosen
 
     def ours():
         return stride.bridge.evaluated_clip(obj)
