@@ -291,8 +291,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         scripts = [s for s in scripts if s.stem in args.only]
     code = 0
     for script in scripts:
-        # Only the Blender benchmark runs inside Blender; it takes the version.
-        extra = ["--blender", args.blender] if args.blender and script.stem == "blender" else []
+        # Only the Blender benchmarks run inside Blender; they take the version.
+        inside = script.stem in ("blender", "evaluated")
+        extra = ["--blender", args.blender] if args.blender and inside else []
         code |= run([py, script, *extra], env=core_env(), check=False)
     return code
 

@@ -197,6 +197,36 @@ def resolve_action(obj: Any, action: Any = None, slot: Any = None) -> tuple[Any,
     return action, slot
 
 
+class _Read(NamedTuple):
+    """What a read of an action starts from (`_begin_read`)."""
+
+    action: Any
+    slot: Any
+    curves: dict[tuple[str, int], Any]  # the action's bone curves by (data path, index)
+    settings: dict[str, Any]
+    names: list[str]
+    parents: list[int]
+    where: Space
+
+
+def _begin_read(obj: Any, action: Any, slot: Any, axis_forward: str, axis_up: str, global_scale: float,
+                skeleton: Callable[[Any, dict[str, Any]], tuple[list[str], list[int]]]) -> _Read:
+    """The checks and settings a read of keys (`action_to_clip`) and of what plays (`evaluated_clip`)
+    share: the action and slot, its bone curves (an action that moves the object is warned of, one
+    animating bones this armature lacks refused), the import settings, the skeleton `skeleton`
+    reads, the armature's clip space."""
+    action, slot = resolve_action(obj, action, slot)
+    every = compat.fcurves(action, slot)
+    _check_object_still(obj, action, every)
+    # Only bone curves make the motion: custom properties (event curves, a keyed blend weight)
+    # must not stretch or misalign the frames read.
+    curves = {(fc.data_path, fc.array_index): fc for fc in every if fc.data_path.startswith("pose.bones[")}
+    _check_animated_bones(obj, action, curves)
+    settings = import_settings(obj, axis_forward, axis_up, global_scale, action)
+    names, parents = skeleton(obj, settings)
+    return _Read(action, slot, curves, settings, names, parents, space(obj, settings))
+
+
 def action_to_clip(obj: Any, action: Any = None, *, axis_forward: str = "-Z", axis_up: str = "Y",
                    global_scale: float = 1.0, fps: float | None = None, slot: Any = None) -> Clip:
     """The Clip an armature's action holds, in BVH conventions (local rotations, file units/axes).
@@ -207,16 +237,9 @@ def action_to_clip(obj: Any, action: Any = None, *, axis_forward: str = "-Z", ax
     (`fps=120`) unless it ran with use_fps_scale. Keys are read in bulk; curves whose keys do not
     share frames are evaluated on a common grid. `slot`: which slot to read (an NLA strip's).
     """
-    action, slot = resolve_action(obj, action, slot)
-    every = compat.fcurves(action, slot)
-    _check_object_still(obj, action, every)
-    # Only bone curves make the motion: custom properties (event curves, a keyed blend weight)
-    # must not stretch or misalign the frames read.
-    curves = {(fc.data_path, fc.array_index): fc for fc in every if fc.data_path.startswith("pose.bones[")}
-    _check_animated_bones(obj, action, curves)
-    settings = import_settings(obj, axis_forward, axis_up, global_scale, action)
-    names, parents = _bones(obj, settings)
-    where = space(obj, settings)
+    read = _begin_read(obj, action, slot, axis_forward, axis_up, global_scale, _bones)
+    action, curves, settings, names, parents, where = (read.action, read.curves, read.settings, read.names,
+                                                       read.parents, read.where)
     conversion, scale = where.conversion, where.scale
     rest, heads, tails = _rest(obj, names)
     rel_heads = _relative_heads(heads, parents, conversion)
@@ -479,18 +502,12 @@ def evaluated_clip(obj: Any, action: Any = None, *, axis_forward: str = "-Z", ax
     switch and the scene's frame are put back afterwards, also on error. The skeleton read is
     `evaluated_bones` (the deform bones of a rig with controls). A joint has position channels
     where its bone moves from its rest offset (a root, a stretching bone)."""
-    action, slot = resolve_action(obj, action, slot)
-    every = compat.fcurves(action, slot)
-    _check_object_still(obj, action, every)
-    curves = {(fc.data_path, fc.array_index): fc for fc in every if fc.data_path.startswith("pose.bones[")}
-    _check_animated_bones(obj, action, curves)
-    settings = import_settings(obj, axis_forward, axis_up, global_scale, action)
-    names, parents = evaluated_bones(obj, settings)
-    where = space(obj, settings)
+    read = _begin_read(obj, action, slot, axis_forward, axis_up, global_scale, evaluated_bones)
+    action, settings, names, parents, where = read.action, read.settings, read.names, read.parents, read.where
     conversion, scale = where.conversion, where.scale
-    keyed = [fc for fc in curves.values() if len(fc.keyframe_points)]
+    keyed = [fc for fc in read.curves.values() if len(fc.keyframe_points)]
     frames, _ = _key_frames(compat.read_keys_many(keyed))
-    pose = _play(obj, action, slot, frames, names)
+    pose = _play(obj, action, read.slot, frames, names)
     _, heads, tails = _rest(obj, names)
     bones = obj.data.bones
     mats = np.empty(len(bones) * 16, dtype=np.float32)
@@ -537,7 +554,23 @@ def _play(obj: Any, action: Any, slot: Any, frames: np.ndarray, names: list[str]
     n = len(pose_bones)
     order = [pose_bones.find(name) for name in names]
     out = np.empty((len(frames), n * 16), dtype=np.float32)
+    # Every frame step evaluates the whole view layer: the other objects (a character's meshes and
+    # their modifiers) are disabled in viewports for the read, so that only the rig and what it
+    # depends on (constraint targets, parents, driver sources: the depsgraph keeps those, visible
+    # or not) are evaluated; a third to a half of each step with a 130k-vertex mesh. They are
+    # enabled and selected as they were afterwards (disabling deselects), also on error. Objects
+    # in a mode (a mesh in Weight Paint) and linked ones are left alone.
+    others = [o for o in (view_layer.objects if view_layer is not None else ())
+              if o != obj and not o.hide_viewport and o.library is None and o.mode == "OBJECT"]
+    selected = [o for o in others if o.select_get()]
+    hidden: list[Any] = []
     try:
+        for o in others:
+            try:
+                o.hide_viewport = True
+            except (AttributeError, RuntimeError, TypeError):  # one Blender will not change: it plays along
+                continue
+            hidden.append(o)
         if swap:
             compat.assign(obj, action, slot)
         if not adt.use_tweak_mode:
@@ -547,6 +580,11 @@ def _play(obj: Any, action: Any, slot: Any, frames: np.ndarray, names: list[str]
             scene.frame_set(int(whole), subframe=max(f - whole, 0.0))
             pose_bones.foreach_get("matrix", out[i])
     finally:
+        for o in hidden:
+            o.hide_viewport = False
+        for o in selected:
+            if not o.select_get():
+                o.select_set(True)
         if made:
             obj.animation_data_clear()
         else:
@@ -840,7 +878,7 @@ def _check_object_still(obj: Any, action: Any, curves: list[Any]) -> None:
                 warnings.warn(f"action {action.name!r} moves the armature object {obj.name!r} itself (its "
                               f"{fc.data_path} changes over the take): Stride reads the bones' motion with "
                               "the object where it stands now; move that motion onto the root bone for it "
-                              "to count", BridgeWarning, stacklevel=3)
+                              "to count", BridgeWarning, stacklevel=4)
                 return
 
 

@@ -110,7 +110,56 @@ def pose_matrices_to_local(pose: np.ndarray, rest: np.ndarray, parents: np.ndarr
 
 
 def nearest_rotation(m: np.ndarray) -> np.ndarray:
-    """[..., 3, 3] the rotation nearest each matrix (the polar factor U V^T of its SVD)."""
+    """[..., 3, 3] the rotation nearest each matrix (the polar factor U V^T of its SVD).
+
+    Higham's scaled Newton iteration X <- (g X + X^-T / g) / 2, X^-T from the cofactors, on
+    whole arrays of each entry, reaches the polar factor in a few steps (a batched SVD solves one
+    small LAPACK problem per matrix: ~10x slower on a Rigify read). Matrices that mirror, are
+    (near) singular, or do not settle take the SVD."""
+    m = np.asarray(m, dtype=np.float64)
+    shape = m.shape
+    flat = m.reshape(-1, 3, 3)
+    x = np.ascontiguousarray(flat.transpose(1, 2, 0))  # [3, 3, N]: each entry one array
+    cof = np.empty_like(x)
+    size = (x * x).sum(axis=(0, 1))
+    hard = ~(_cofactors(x, cof) > 1e-9 * size ** 1.5)  # mirroring, singular or not finite
+    if hard.any():
+        x[:, :, hard] = np.eye(3)[:, :, None]
+    scaled = True
+    for _ in range(40):
+        det = _cofactors(x, cof)
+        cof /= det  # X^-T
+        if scaled:
+            g = np.sqrt(np.sqrt((cof * cof).sum(axis=(0, 1)) / (x * x).sum(axis=(0, 1))))
+            nxt = 0.5 * (g * x + cof / g)
+        else:
+            nxt = 0.5 * (x + cof)
+        change = float(np.abs(nxt - x).max(initial=0.0))
+        x = nxt
+        if change < 1e-2:
+            scaled = False  # near the answer plain Newton converges quadratically
+        if change < 1e-15:
+            break
+    else:
+        hard |= ~(np.abs(np.einsum("kin,kjn->ijn", x, x) - np.eye(3)[:, :, None]).max(axis=(0, 1)) < 1e-13)
+    out = x.transpose(2, 0, 1)
+    if hard.any():
+        out[hard] = _nearest_rotation_svd(flat[hard])
+    return out.reshape(shape)
+
+
+def _cofactors(x: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """Cofactor matrices of [3, 3, N] matrices into `out` (rows: r1 x r2, r2 x r0, r0 x r1); their
+    determinants [N]."""
+    for i in range(3):
+        a, b = x[(i + 1) % 3], x[(i + 2) % 3]
+        out[i, 0] = a[1] * b[2] - a[2] * b[1]
+        out[i, 1] = a[2] * b[0] - a[0] * b[2]
+        out[i, 2] = a[0] * b[1] - a[1] * b[0]
+    return (x[0] * out[0]).sum(axis=0)
+
+
+def _nearest_rotation_svd(m: np.ndarray) -> np.ndarray:
     u, _, vt = np.linalg.svd(m)
     r = u @ vt
     flip = np.linalg.det(r) < 0.0  # a mirroring matrix: its nearest proper rotation

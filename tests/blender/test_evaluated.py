@@ -225,3 +225,67 @@ def test_a_transition_of_what_the_rig_plays_plays_on_a_rehung_copy(kind, stride,
     shown = rigs.world_heads(copy, clip.names, frames)
     played = rigs.world_heads(obj, clip.names, frames)
     assert np.abs(shown - played).max() <= 1e-5 * clip.height, np.abs(shown - played).max()
+
+
+def test_other_objects_sit_out_the_read_and_come_back_as_they_were(stride, rig_folder, monkeypatch):
+    """The read evaluates only the rig and what it depends on: a mesh it deforms sits out (disabled
+    in viewports for the read), an animated empty a bone's constraint follows still moves it, and
+    every object comes back enabled, hidden and selected as it was, also when the read fails."""
+    obj = rigs.open_rig("small_ik", rig_folder)
+    scene, view_layer = bpy.context.scene, bpy.context.view_layer
+    bpy.ops.mesh.primitive_uv_sphere_add(radius=0.2, location=(0.0, 0.0, 1.0))
+    body = bpy.context.active_object
+    body.modifiers.new("Armature", "ARMATURE").object = obj
+    body.vertex_groups.new(name="spine").add(list(range(len(body.data.vertices))), 1.0, "REPLACE")
+    bpy.ops.object.empty_add(location=(0.0, 0.0, 0.0))
+    turner = bpy.context.active_object
+    for frame, angle in ((1, 0.0), (60, 1.2)):
+        turner.rotation_euler = (0.0, angle, 0.3 * angle)
+        turner.keyframe_insert("rotation_euler", frame=frame)
+    follow = obj.pose.bones["spine"].constraints.new("COPY_ROTATION")
+    follow.target = turner
+    bpy.ops.object.empty_add(location=(1.0, 0.0, 0.0))
+    put_away = bpy.context.active_object
+    put_away.hide_viewport = True
+    body.select_set(True)
+    turner.select_set(False)
+    view_layer.objects.active = obj
+    obj.select_set(True)
+    view_layer.update()
+    before = {o.name: (o.hide_viewport, o.hide_get(), o.select_get()) for o in scene.objects}
+
+    def as_before():
+        return {o.name: (o.hide_viewport, o.hide_get(), o.select_get()) for o in scene.objects} == before
+
+    seen = []
+
+    def look(scene, *args):
+        seen.append((body.hide_viewport, turner.hide_viewport))
+
+    bpy.app.handlers.frame_change_post.append(look)
+    try:
+        clip, timing = stride.bridge.read_action(obj, source="EVALUATED")
+    finally:
+        bpy.app.handlers.frame_change_post.remove(look)
+    assert as_before() and view_layer.objects.active == obj
+    assert len(seen) == clip.n_frames + 1 and set(seen[:-1]) == {(True, True)}, seen  # then the user's frame
+    frames = np.round(timing.frame(clip.times)).astype(int)
+    turns, heads = blender_pose(obj, list(clip.names), frames)  # everything shown
+    c = np.array(axis_conversion(from_forward="-Z", from_up="Y").to_3x3())
+    rot, pos = clip.fk()
+    err = np.linalg.norm(matrices(rot) - c.T @ turns @ c, axis=(-2, -1))
+    assert err.max() < 2e-5, (clip.names[int(np.argmax(err.max(axis=0)))], err.max())
+    off = np.linalg.norm(pos - heads @ c, axis=-1)
+    assert off.max() < 1e-5 * clip.height, off.max()
+    spine = clip.names.index("spine")
+    assert np.linalg.norm(turns[-1, spine] - turns[0, spine]) > 0.5  # the empty turns the spine
+    # A read that fails halfway puts everything back too.
+    other = obj.animation_data.action.copy()
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("failed halfway")
+
+    monkeypatch.setattr(stride.compat, "assign", fail)
+    with pytest.raises(RuntimeError, match="failed halfway"):
+        stride.bridge.read_action(obj, other, source="EVALUATED")
+    assert as_before()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.linalg import polar
 from scipy.spatial.transform import Rotation
 
 from core import armature
@@ -132,3 +133,31 @@ def test_pose_matrices_skip_bones_between_joints_and_drop_stretch():
         want = c.T @ p @ rest[j, :3, :3].T @ c
         np.testing.assert_allclose((world_0, world_2)[k], want, atol=1e-12)
     np.testing.assert_allclose(pos_2, pose[:, 2, :3, 3] @ c, atol=1e-12)
+
+
+def test_nearest_rotation_is_the_polar_factor():
+    # scipy's polar decomposition is the oracle: float32 drift (IK), stretch, uniform scale, shear.
+    rng = np.random.default_rng(11)
+    turns = Rotation.random(200, random_state=12).as_matrix()
+    cases = np.concatenate([
+        turns + rng.normal(scale=4e-5, size=turns.shape),
+        turns @ np.diag([0.7, 1.6, 0.7]) @ Rotation.random(200, random_state=13).as_matrix(),
+        25.0 * turns,
+        turns + rng.normal(scale=0.3, size=turns.shape) * (np.linalg.det(turns)[:, None, None] > 0),
+    ]).reshape(8, 100, 3, 3)
+    got = armature.nearest_rotation(cases)
+    assert got.shape == cases.shape
+    for m, r in zip(cases.reshape(-1, 3, 3), got.reshape(-1, 3, 3), strict=True):
+        want, _ = polar(m)
+        if np.linalg.det(want) > 0.0:
+            np.testing.assert_allclose(r, want, atol=1e-12)
+        np.testing.assert_allclose(r.T @ r, np.eye(3), atol=1e-12)
+        assert np.linalg.det(r) > 0.0
+
+
+def test_nearest_rotation_of_a_mirror_or_a_flat_matrix_is_a_proper_rotation():
+    m = np.array([np.diag([1.0, 1.0, -1.0]), np.diag([2.0, 3.0, 0.0]), np.eye(3)])
+    r = armature.nearest_rotation(m)
+    np.testing.assert_allclose(r[0], np.eye(3), atol=1e-12)  # u v^T with the last singular vector flipped
+    np.testing.assert_allclose(r[1], np.eye(3), atol=1e-12)
+    np.testing.assert_allclose(r[2], np.eye(3), atol=1e-12)
