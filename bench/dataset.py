@@ -85,11 +85,11 @@ def main() -> int:
         src = Path(tmp) / "src"
         n = library(src)
         out = Path(tmp) / "out"
-        import dask
+        from dask import config as dask_config
 
         from core.dataset import LOCAL_CLUSTER_CONFIG
 
-        with dask.config.set(LOCAL_CLUSTER_CONFIG):  # as the README sets up a long-running cluster
+        with dask_config.set(LOCAL_CLUSTER_CONFIG):  # as the README sets up a long-running cluster
             cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
         with cluster, Client(cluster) as client:
             client.wait_for_workers(2)

@@ -5,13 +5,16 @@ and the same footsteps, whatever the source's layout, the import's axes, scale o
 
 from __future__ import annotations
 
+from typing import Any
+
 import bpy
 import numpy as np
 import pytest
+import rigs
 from blender_fixtures import blender_import
 from fixtures import bandai_path, cmu_path
 
-CASES = {
+CASES: dict[str, tuple[Any, dict[str, Any]]] = {
     # Bandai: Y up, centimetres, its own joint names and rest pose.
     "bandai walk": (lambda: bandai_path("dataset-1_walk_normal_001"), {}),
     # The same take imported Z up, Y forward and scaled to metres.
@@ -49,3 +52,24 @@ def test_the_evaluated_read_of_a_plain_import_is_its_keys(case, scene, stride):
     assert by_keys == by_play
     for side in "LR":  # a walk: steps on both feet
         assert sum(name == f"FootDown_{side}" for _, name in by_keys) >= 2, by_keys
+
+
+@pytest.fixture(scope="module")
+def rig_folder(tmp_path_factory):
+    return tmp_path_factory.mktemp("ik_rig")
+
+
+def test_find_feet_on_an_ik_rig_reads_what_it_plays(stride, rig_folder):
+    """The small IK rig's deform bones carry no keys of their own (the controllers do): Find Feet
+    reads what the rig plays and picks the deform ankles, never the controllers; the Rig panel's
+    body map, which reads keys, says so and names Find Feet."""
+    obj = rigs.open_rig("small_ik", rig_folder)
+    lines = [text for text, _ in stride.rig.body_lines(obj)]
+    assert any(t.startswith("Read from keys, but constraints or drivers move") and
+               t.endswith("Find Feet reads what the rig plays") for t in lines), lines
+    assert bpy.ops.stride.find_feet() == {"FINISHED"}  # AUTO: what the rig plays
+    assert (obj.stride.left_foot, obj.stride.right_foot) == ("foot.L", "foot.R")
+    clip, _ = stride.bridge.read_action(obj, source="EVALUATED")
+    legs = clip.body.legs
+    assert [clip.names[j] for j in legs["L"]][-3:] == ["shin.L", "foot.L", "toe.L"]
+    assert not any("_ik" in clip.names[j] for side in "LR" for j in legs[side])
