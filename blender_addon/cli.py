@@ -353,10 +353,7 @@ def _lock_feet(args: argparse.Namespace) -> int:
         act, clip, notes = jobs.lock_feet_action(obj, options=options, lower_pelvis="--lower-pelvis")
         for note in notes[1:]:
             print(f"stride lock-feet: warning: {note}", file=sys.stderr)
-        if args.out.lower().endswith(".bvh"):
-            bvh.save(clip, args.out)
-        else:
-            jobs.save_blend(args.out)
+        _save_baked(clip, args.out)
         print(f"stride: {act.name!r}: {clip.n_frames} frames ({notes[0]}); wrote {args.out}")
         return 0
     clip = _with_feet(args, bvh.load(source))
@@ -371,12 +368,17 @@ def _nla(args: argparse.Namespace) -> int:
     obj = jobs.find_armature(args.armature)
     options = _options(NlaBakeOptions, args, method=args.method.upper())
     action, clip = jobs.bake_nla_track(obj, options=options)
-    if args.out.lower().endswith(".bvh"):
-        bvh.save(clip, args.out)
-    else:
-        jobs.save_blend(args.out)
+    _save_baked(clip, args.out)
     print(f"stride: baked {action.name!r}: {clip.n_frames} frames; wrote {args.out}")
     return 0
+
+
+def _save_baked(clip: Clip, out: str) -> None:
+    """A bake made in the open .blend: the clip as BVH, or the whole file (with the new action)."""
+    if out.lower().endswith(".bvh"):
+        bvh.save(clip, out)
+    else:
+        jobs.save_blend(out)
 
 
 def _inspect(args: argparse.Namespace) -> int:

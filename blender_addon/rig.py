@@ -20,7 +20,9 @@ from bpy.props import EnumProperty, PointerProperty, StringProperty
 
 from . import bridge, compat
 from .core import armature
+from .options import FootstepOptions
 from .panels import StridePanel
+from .properties import field_property
 
 # Preset -> (label, left ankle, right ankle), as each rig names its deforming foot bones.
 PRESETS = {
@@ -135,6 +137,8 @@ class STRIDE_OT_find_feet(bpy.types.Operator):
     bl_label = "Find Feet"
     bl_options = {"REGISTER", "UNDO"}
 
+    source: field_property(FootstepOptions, "source")  # type: ignore[valid-type]
+
     @classmethod
     def poll(cls, context: Any) -> bool:
         if not _has_armature(cls, context):
@@ -150,7 +154,9 @@ class STRIDE_OT_find_feet(bpy.types.Operator):
             obj = _armature(context)
             s = obj.stride
             s.left_foot = s.right_foot = ""
-            clip = bridge.action_to_clip(obj)
+            # On a control rig the deform bones' keys stand still: the body map is found on what
+            # the rig plays (AUTO), as every bake reads it.
+            clip = bridge.source_clip(obj, source=self.source)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 b = clip.body
@@ -197,6 +203,11 @@ def body_lines(obj: Any) -> list[tuple[str, str]]:
 
 
 def _read_lines(obj: Any, action: Any) -> list[tuple[str, str]]:
+    # A panel cannot step frames, so the map reads keys: on a rig whose bones constraints move,
+    # it says what it misses and what reads what the rig plays.
+    used, why = bridge.read_source(obj, action)
+    played = ([(f"Read from keys, but {why}: Find Feet reads what the rig plays", "INFO")]
+              if used == "EVALUATED" else [])
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -205,7 +216,7 @@ def _read_lines(obj: Any, action: Any) -> list[tuple[str, str]]:
             b = clip.body
             rate = bridge.rate_note(obj, action, clip)
     except (ValueError, OSError) as exc:
-        return [(str(exc), "ERROR")]
+        return [(str(exc), "ERROR"), *played]
     lines: list[tuple[str, str]] = []
     if b.legs:
         for side in ("L", "R"):
@@ -214,6 +225,7 @@ def _read_lines(obj: Any, action: Any) -> list[tuple[str, str]]:
                       f"(from {b.evidence.get('legs')})", "NONE"))
     else:
         lines.append((f"No legs found: {b.problem}", "ERROR"))
+    lines += played
     settings = bridge.import_settings(obj, action=action)
     up = armature.axis_conversion(settings["axis_forward"], settings["axis_up"]) @ b.up
     lines.append((f"Unit: {b.meters_per_unit:g} m ({b.evidence.get('unit')}), height "
