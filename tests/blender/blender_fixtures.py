@@ -1,8 +1,10 @@
 """Helpers for the Blender tests (imported by them; fixtures live in conftest.py)."""
+# mypy: disable-error-code="attr-defined,union-attr"
 
 from __future__ import annotations
 
 import bpy
+from fixtures import cmu_path
 
 
 def blender_import(path, undo=False, **options):
@@ -18,4 +20,20 @@ def blender_import(path, undo=False, **options):
     result = bpy.ops.import_anim.bvh(*args, filepath=str(path), **options)
     assert result == {"FINISHED"}, result
     (obj,) = set(bpy.data.objects) - before
+    return obj
+
+
+def steps_of(action) -> list[tuple[int, str]]:
+    """(frame, name) of the action's footstep markers, in time order."""
+    return sorted((m.frame, m.name) for m in action.pose_markers if m.name.startswith("FootDown"))
+
+
+def walk_and_run(scene, stride):
+    """CMU 02_01 (a walk) and 02_03 (a run) imported onto one armature at 120 fps, made active
+    with no action of its own, for NLA tracks to play them."""
+    scene.render.fps = 120
+    stride.jobs.import_files(bpy.context, [cmu_path("02_01"), cmu_path("02_03")], single_armature=True)
+    obj = bpy.data.objects["02_01"]
+    bpy.context.view_layer.objects.active = obj
+    obj.animation_data.action = None
     return obj

@@ -50,6 +50,13 @@ def stride():
     return STRIDE
 
 
+@pytest.fixture(scope="session")
+def rig_folder(tmp_path_factory):
+    """Where each test rig (tests/blender/rigs.py) is built once a session and saved;
+    rigs.open_rig opens a fresh copy."""
+    return tmp_path_factory.mktemp("rigs")
+
+
 @pytest.fixture
 def scene():
     """An empty scene (the extension stays enabled), 24 fps, frame_start 1."""

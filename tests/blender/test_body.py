@@ -13,15 +13,12 @@ import bpy
 import numpy as np
 import pytest
 import variants as V
+from blender_fixtures import steps_of
 from fixtures import cmu_path
 
 from core import bvh, contacts
 
 BANDAI = Path(__file__).resolve().parents[1] / "data" / "bandai"
-
-
-def _markers(action) -> list[tuple[float, str]]:
-    return sorted((m.frame, m.name) for m in action.pose_markers if m.name.startswith("FootDown"))
 
 
 def _rig(tmp_path: Path, clip, name: str):
@@ -46,7 +43,7 @@ def test_detect_footsteps_finds_the_legs_of_rigs_named_otherwise(convention, sce
         clip, _ = V.bones_along_x(clip)
     obj = _rig(tmp_path, clip, f"walk_{convention}")
     assert bpy.ops.stride.detect_footsteps() == {"FINISHED"}
-    marks = _markers(obj.animation_data.action)
+    marks = steps_of(obj.animation_data.action)
     # The take's own footsteps (feet fixed by name), at the scene's frames.
     want = contacts.footsteps(take, feet={"L": "LeftFoot", "R": "RightFoot"})
     frames = sorted([(round(t * 120) + 1, f"FootDown_{k[-1]}") for k, ts in want.items() for t in ts])
@@ -75,7 +72,7 @@ def test_foot_speed_is_auto_by_default_and_any_value_is_accepted(scene, stride):
     bpy.ops.stride.import_bvh(filepath=str(BANDAI / "dataset-1_walk_normal_001.bvh"))
     obj = bpy.context.active_object
     assert bpy.ops.stride.detect_footsteps() == {"FINISHED"}  # Foot Speed 0: Auto
-    marks = _markers(obj.animation_data.action)
+    marks = steps_of(obj.animation_data.action)
     assert len(marks) == 12 and all(a[1] != b[1] for a, b in itertools.pairwise(marks))
     for speed in (1.0, 2.5, 5.0):
         try:

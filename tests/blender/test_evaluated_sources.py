@@ -11,7 +11,7 @@ import bpy
 import numpy as np
 import pytest
 import rigs
-from blender_fixtures import blender_import
+from blender_fixtures import blender_import, steps_of
 from fixtures import bandai_path, cmu_path
 
 CASES: dict[str, tuple[Any, dict[str, Any]]] = {
@@ -23,10 +23,6 @@ CASES: dict[str, tuple[Any, dict[str, Any]]] = {
     # CMU on Euler bones (the importer's native rotation mode).
     "cmu 09_12, euler": (lambda: cmu_path("09_12"), {"rotate_mode": "NATIVE"}),
 }
-
-
-def footsteps(action) -> list[tuple[int, str]]:
-    return sorted((m.frame, m.name) for m in action.pose_markers if m.name.startswith("FootDown"))
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -46,17 +42,12 @@ def test_the_evaluated_read_of_a_plain_import_is_its_keys(case, scene, stride):
 
     action = obj.animation_data.action
     assert bpy.ops.stride.detect_footsteps(source="KEYS") == {"FINISHED"}
-    by_keys = footsteps(action)
+    by_keys = steps_of(action)
     assert bpy.ops.stride.detect_footsteps(source="EVALUATED") == {"FINISHED"}
-    by_play = footsteps(action)
+    by_play = steps_of(action)
     assert by_keys == by_play
     for side in "LR":  # a walk: steps on both feet
         assert sum(name == f"FootDown_{side}" for _, name in by_keys) >= 2, by_keys
-
-
-@pytest.fixture(scope="module")
-def rig_folder(tmp_path_factory):
-    return tmp_path_factory.mktemp("ik_rig")
 
 
 def test_find_feet_on_an_ik_rig_reads_what_it_plays(stride, rig_folder):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import bpy
 import numpy as np
 import pytest
+from blender_fixtures import walk_and_run
 from fixtures import cmu_path
 from played import in_root_frame, played
 
@@ -19,11 +20,7 @@ FIRST, SWITCH, BLEND_IN, LAST = 1, 121, 20, 301
 def crossfade_setup(scene, stride):
     """The usual crossfade: track 'Walk' (lower) plays 02_01 from frame 1 to 161, track 'Run'
     (upper) 02_03 from frame 121 (while the walk plays) to 301, blending in over 20 frames."""
-    scene.render.fps = 120
-    stride.jobs.import_files(bpy.context, [cmu_path("02_01"), cmu_path("02_03")], single_armature=True)
-    obj = bpy.data.objects["02_01"]
-    bpy.context.view_layer.objects.active = obj
-    obj.animation_data.action = None
+    obj = walk_and_run(scene, stride)
     lower = obj.animation_data.nla_tracks.new()
     lower.name = "Walk"
     a = lower.strips.new("walk", FIRST, bpy.data.actions["02_01"])

@@ -12,21 +12,11 @@ import bpy
 import numpy as np
 import pytest
 import rigs
-from blender_fixtures import blender_import
+from blender_fixtures import blender_import, steps_of
 from bpy_extras.io_utils import axis_conversion
 from fixtures import cmu_path
 
 KINDS = ["mixamo", "hand_built"]
-
-
-@pytest.fixture(scope="module")
-def rig_folder(tmp_path_factory):
-    """Where each rig is built once and saved (rigs.open_rig opens a fresh copy)."""
-    return tmp_path_factory.mktemp("rigs")
-
-
-def steps_of(action) -> list[tuple[int, str]]:
-    return sorted((m.frame, m.name) for m in action.pose_markers if m.name.startswith("FootDown"))
 
 
 def assert_alternating(marks: list[tuple[int, str]], least: int = 2) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 import bpy
 import numpy as np
 import pytest
-from blender_fixtures import blender_import
+from blender_fixtures import blender_import, walk_and_run
 from fixtures import cmu_path
 from test_bridge import assert_same_motion
 
@@ -107,11 +107,7 @@ def test_bake_transition_refuses_a_different_skeleton_and_creates_nothing(scene,
 
 def nla_setup(scene, stride):
     """One armature, actions 02_01 and 02_03, and a track of three meeting strips."""
-    scene.render.fps = 120
-    stride.jobs.import_files(bpy.context, [cmu_path("02_01"), cmu_path("02_03")], single_armature=True)
-    obj = bpy.data.objects["02_01"]
-    bpy.context.view_layer.objects.active = obj
-    obj.animation_data.action = None
+    obj = walk_and_run(scene, stride)
     track = obj.animation_data.nla_tracks.new()
     track.name = "Locomotion"
     a = track.strips.new("walk", 1, bpy.data.actions["02_01"])
