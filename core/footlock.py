@@ -519,13 +519,3 @@ def _q4(x: Array) -> ik.Quat:
 def _norm(v: Array) -> Array:
     """Lengths of [3, N] vectors."""
     return np.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
-
-
-def _parent_rot(clip: Clip, gr: Array, index: np.ndarray, joint: int, frames: np.ndarray) -> ik.Quat:
-    """World rotation (w, x, y, z) of `joint`'s parent on `frames` (the identity for a root)."""
-    parent = int(clip.parents[joint])
-    if parent < 0:
-        one = np.ones(len(frames))
-        return one, 0.0 * one, 0.0 * one, 0.0 * one
-    q = np.take(gr[index[parent]], frames, axis=1)
-    return q[0], q[1], q[2], q[3]
