@@ -1,0 +1,176 @@
+"""Rows of decimal numbers from ASCII text, all at once, exactly as `float()` reads them.
+
+numpy's `loadtxt` is most of the time any BVH reader takes (it parses number by number). Motion
+rows are plain decimals (`-17.3198`), so here each number's last 8 or 16 bytes are read as 64-bit
+words and turned into digits with a few whole-array integer operations (SWAR: the eight digits of
+a word combined by three multiplies), then into the float `float()` gives: an integer mantissa
+below 2**53 divided by an exact power of ten is correctly rounded (Clinger's fast path). What is
+not a plain decimal (exponents, `+`, more than 16 characters or 15 digits) is read by `float()`
+one by one when it is rare; anything else returns None so that the caller's general reader
+decides and reports the line at fault.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["rows"]
+
+_U = np.uint64
+_HIGH = _U(0x8080808080808080)
+_LOW7 = _U(0x7F7F7F7F7F7F7F7F)
+_ZEROS = _U(0x3030303030303030)  # '00000000'
+_DOTS = _U(0x2E2E2E2E2E2E2E2E)  # '........'
+_NINE_UP = _U(0x4646464646464646)  # + 0x46 sets a byte's top bit iff the byte is above '9'
+_DOT_TO_ZERO = _U(0x2E ^ 0x30)
+_MINUS_TO_ZERO = _U(0x30 - 0x2D)
+
+# A word holds bytes b0..b7 with b0 lowest (little-endian), so a number's last l <= 8 bytes are
+# the word's top l bytes: keep those, fill the rest with '0' (leading zeros), by length l.
+_KEEP = np.array([0] + [(1 << 64) - (1 << (8 * (8 - n))) for n in range(1, 9)], dtype=np.uint64)
+_FILL = _ZEROS & ~_KEEP
+_FIRST = np.array([0] + [8 * (8 - n) for n in range(1, 9)], dtype=np.uint64)  # shift to byte 0
+# By the dot's place p in the window (bytes from its start; p = size for none): the mantissa's
+# digits after it are size - 1 - p; the dot read as '0' puts the digits before it one place too
+# high, undone below with a modulus that keeps the digits after it (for none: all of them).
+_POW10 = 10 ** np.arange(18, dtype=np.uint64)
+_MOD8 = np.array([10.0 ** (7 - p) for p in range(8)] + [1e8])
+_DIV8 = np.array([10.0 ** (7 - p) for p in range(8)] + [1.0])
+_MOD16 = np.concatenate([_POW10[15::-1], _POW10[17:18]])
+_DIV16 = np.array([10.0 ** (15 - p) for p in range(16)] + [1.0])
+_EXACT = _U(1 << 53)
+_PAD = 16  # bytes before the text, so that every number's window lies inside the buffer
+_CHUNK = 16384  # numbers per pass: a pass's arrays stay in cache
+_RARE = 16  # at most one number in this many read by float() one by one
+
+
+def rows(data: bytes, start: int, columns: int) -> np.ndarray | None:
+    """`[rows, columns]` float64: the numbers in ASCII `data[start:]`, separated by spaces and
+    tabs, lines of exactly `columns` numbers (blank lines skipped); None when the text is anything
+    else (a control byte, a line of another length, a token `float()` refuses, many non-plain
+    numbers, no numbers at all)."""
+    if columns <= 0:
+        return None
+    text = np.frombuffer(data, np.uint8, offset=start)
+    buf = np.empty(_PAD + text.size + 1, np.uint8)
+    buf[:_PAD] = 32
+    buf[_PAD:-1] = text
+    buf[-1] = 10
+    newlines = np.flatnonzero(text == 10)
+    if np.count_nonzero(text < 32) != newlines.size + np.count_nonzero(text == 9):
+        return None  # a control byte: the general reader names its line
+    blank = buf <= 32
+    edges = np.flatnonzero(blank[1:] != blank[:-1])
+    edges += 1
+    starts, ends = edges[0::2], edges[1::2]
+    count = starts.size
+    if count == 0 or count % columns:
+        return None
+    per_line = np.diff(np.searchsorted(ends, newlines + _PAD, side="right"), prepend=0)
+    if np.any((per_line != 0) & (per_line != columns)) or count - per_line.sum() not in (0, columns):
+        return None
+    values = _numbers(buf, starts, ends)
+    return None if values is None else values.reshape(-1, columns)
+
+
+def _numbers(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
+    # words[i] is buf[i:i + 8] as one little-endian integer (an unaligned view, no copy).
+    words = np.ndarray((buf.size - 7,), dtype="<u8", buffer=buf, strides=(1,))
+    lengths = ends - starts
+    values = np.empty(starts.size)
+    plain = np.empty(starts.size, dtype=bool)
+    for at in range(0, starts.size, _CHUNK):
+        part = slice(at, at + _CHUNK)
+        size = lengths[part]
+        values[part], plain[part] = _short(words, ends[part], np.minimum(size, 8))
+        plain[part] &= size <= 8
+    long = np.flatnonzero(~plain & (lengths <= 16))
+    if long.size:
+        values[long], plain[long] = _long(words, ends[long], lengths[long])
+    odd = np.flatnonzero(~plain)
+    if odd.size * _RARE > starts.size:
+        return None
+    for k in odd.tolist():
+        token = buf[starts[k]:ends[k]].tobytes()
+        if b"_" in token:  # float() takes '1_0', numpy's reader does not
+            return None
+        try:
+            values[k] = float(token)
+        except ValueError:
+            return None
+    return values
+
+
+def _zero_bytes(word: np.ndarray) -> np.ndarray:
+    """0x80 in each byte of `word` that is zero, 0 elsewhere (exact: no borrow between bytes)."""
+    return ~(((word & _LOW7) + _LOW7) | word | _LOW7)
+
+
+def _digits_only(word: np.ndarray) -> np.ndarray:
+    """Whether every byte is '0'-'9' (bytes below 0x80: the text is ASCII)."""
+    below = ~((word | _HIGH) - _ZEROS)
+    return ((below | (word + _NINE_UP)) & _HIGH) == _U(0)
+
+
+def _eight(word: np.ndarray) -> np.ndarray:
+    """The 8-digit number whose digits (0-9) are the bytes, first digit in the lowest byte."""
+    word = ((word & _U(0x0F0F0F0F0F0F0F0F)) * _U(10 * 256 + 1)) >> _U(8)
+    word = ((word & _U(0x00FF00FF00FF00FF)) * _U(100 * 65536 + 1)) >> _U(16)
+    return ((word & _U(0x0000FFFF0000FFFF)) * _U(10000 * (1 << 32) + 1)) >> _U(32)
+
+
+def _dot_byte(zeros: np.ndarray) -> np.ndarray:
+    """The byte (0-7) of the one 0x80 in each of `zeros`; -1 where there is none."""
+    _, exponent = np.frexp(zeros.astype(np.float64))
+    return (exponent - 1) >> 3
+
+
+def _short(words: np.ndarray, ends: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(values, plain) of numbers of 1-8 bytes ending at `ends`."""
+    word = words[ends - 8]
+    word &= _KEEP[size]
+    word |= _FILL[size]
+    first = _FIRST[size]
+    neg = ((word >> first) & _U(0xFF)) == _U(0x2D)
+    word += (neg.astype(np.uint64) * _MINUS_TO_ZERO) << first
+    dot = _zero_bytes(word ^ _DOTS)
+    plain = (dot & (dot - _U(1))) == _U(0)  # one dot at most
+    word ^= (dot >> _U(7)) * _DOT_TO_ZERO
+    plain &= _digits_only(word)
+    place = _dot_byte(dot)  # -1 (none) indexes the tables' last entry
+    plain &= size > neg.astype(np.int64) + (place >= 0)  # a digit at least (bool + bool is or)
+    mantissa = _eight(word - _ZEROS).astype(np.float64)
+    after = np.fmod(mantissa, _MOD8[place])
+    mantissa -= after
+    mantissa /= 10.0
+    mantissa += after
+    mantissa /= _DIV8[place]
+    np.negative(mantissa, out=mantissa, where=neg)
+    return mantissa, plain
+
+
+def _long(words: np.ndarray, ends: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(values, plain) of numbers of 9-16 bytes ending at `ends`: two words, `high` first."""
+    low = words[ends - 8]
+    high_size = size - 8
+    high = words[ends - 16] & _KEEP[high_size] | _FILL[high_size]
+    first = _FIRST[high_size]
+    neg = ((high >> first) & _U(0xFF)) == _U(0x2D)
+    high += (neg.astype(np.uint64) * _MINUS_TO_ZERO) << first
+    dot_low, dot_high = _zero_bytes(low ^ _DOTS), _zero_bytes(high ^ _DOTS)
+    one, zero = _U(1), _U(0)
+    plain = ((dot_low & (dot_low - one)) == zero) & ((dot_high & (dot_high - one)) == zero)
+    plain &= (dot_low == zero) | (dot_high == zero)
+    low ^= (dot_low >> _U(7)) * _DOT_TO_ZERO
+    high ^= (dot_high >> _U(7)) * _DOT_TO_ZERO
+    plain &= _digits_only(low) & _digits_only(high)
+    in_low, in_high = _dot_byte(dot_low), _dot_byte(dot_high)
+    place = np.where(in_low >= 0, in_low + 8, np.where(in_high >= 0, in_high, 16))
+    plain &= size > neg.astype(np.int64) + (place < 16)
+    raw = _eight(high - _ZEROS) * _U(100_000_000) + _eight(low - _ZEROS)
+    after = raw % _MOD16[place]
+    mantissa = (raw - after) // _U(10) + after
+    plain &= mantissa < _EXACT
+    value = mantissa.astype(np.float64) / _DIV16[place]
+    np.negative(value, out=value, where=neg)
+    return value, plain
