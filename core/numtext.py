@@ -1,13 +1,13 @@
 """Rows of decimal numbers from ASCII text, all at once, exactly as `float()` reads them.
 
 numpy's `loadtxt` is most of the time any BVH reader takes (it parses number by number). Motion
-rows are plain decimals (`-17.3198`), so here each number's last 8 or 16 bytes are read as 64-bit
-words and turned into digits with a few whole-array integer operations (SWAR: the eight digits of
-a word combined by three multiplies), then into the float `float()` gives: an integer mantissa
-below 2**53 divided by an exact power of ten is correctly rounded (Clinger's fast path). What is
-not a plain decimal (exponents, `+`, more than 16 characters or 15 digits) is read by `float()`
-one by one when it is rare; anything else returns None so that the caller's general reader
-decides and reports the line at fault.
+rows are decimals (`-17.3198`, `5.1072e-06`), so here each number's last 8 or 16 bytes are read
+as 64-bit words and turned into digits with a few whole-array integer operations (SWAR: the eight
+digits of a word combined by three multiplies), then into the float `float()` gives: an integer
+mantissa below 2**53 multiplied or divided by an exact power of ten (at most 1e22) is correctly
+rounded (Clinger's fast path). What lies outside that (more than 16 characters before an
+exponent, powers past 22) is read by `float()` one by one when it is rare; anything else returns
+None so that the caller's general reader decides and reports the line at fault.
 """
 
 from __future__ import annotations
@@ -38,8 +38,11 @@ _MOD8 = np.array([10.0 ** (7 - p) for p in range(8)] + [1e8])
 _DIV8 = np.array([10.0 ** (7 - p) for p in range(8)] + [1.0])
 _MOD16 = np.concatenate([_POW10[15::-1], _POW10[17:18]])
 _DIV16 = np.array([10.0 ** (15 - p) for p in range(16)] + [1.0])
+_AFTER8 = np.array([7 - p for p in range(8)] + [0])  # digits after the dot, by its place
+_AFTER16 = np.array([15 - p for p in range(16)] + [0])
+_POW10F = 10.0 ** np.arange(23)
 _EXACT = _U(1 << 53)
-_PAD = 16  # bytes before the text, so that every number's window lies inside the buffer
+_PAD = 24  # bytes before the text, so that every number's window lies inside the buffer
 _CHUNK = 16384  # numbers per pass: a pass's arrays stay in cache
 _RARE = 16  # at most one number in this many read by float() one by one
 
@@ -82,11 +85,20 @@ def _numbers(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarra
     for at in range(0, starts.size, _CHUNK):
         part = slice(at, at + _CHUNK)
         size = lengths[part]
-        values[part], plain[part] = _short(words, ends[part], np.minimum(size, 8))
-        plain[part] &= size <= 8
+        mantissa, place, neg, ok = _short(words, ends[part], np.minimum(size, 8))
+        mantissa /= _DIV8[place]
+        np.negative(mantissa, out=mantissa, where=neg)
+        values[part] = mantissa
+        plain[part] = ok & (size <= 8)
     long = np.flatnonzero(~plain & (lengths <= 16))
     if long.size:
-        values[long], plain[long] = _long(words, ends[long], lengths[long])
+        mantissa, place, neg, plain[long] = _long(words, ends[long], lengths[long])
+        mantissa /= _DIV16[place]
+        np.negative(mantissa, out=mantissa, where=neg)
+        values[long] = mantissa
+    rest = np.flatnonzero(~plain & (lengths >= 3) & (lengths <= 21))
+    if rest.size:
+        values[rest], plain[rest] = _exponents(buf, words, ends[rest], lengths[rest])
     odd = np.flatnonzero(~plain)
     if odd.size * _RARE > starts.size:
         return None
@@ -125,38 +137,45 @@ def _dot_byte(zeros: np.ndarray) -> np.ndarray:
     return (exponent - 1) >> 3
 
 
-def _short(words: np.ndarray, ends: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(values, plain) of numbers of 1-8 bytes ending at `ends`."""
+def _sign(word: np.ndarray, first: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(word with a leading '-' or '+' made '0', negative, signed) for the first byte at bit `first`."""
+    byte = (word >> first) & _U(0xFF)
+    neg = byte == _U(0x2D)
+    signed = neg | (byte == _U(0x2B))
+    word += ((_U(0x30) - byte) * signed.astype(np.uint64)) << first  # wraps only where unsigned (x 0)
+    return word, neg, signed
+
+
+def _short(words: np.ndarray, ends: np.ndarray, size: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(mantissa, place, negative, plain) of numbers of 1-8 bytes ending at `ends`: the digits
+    as an exact integer (float64), and the dot's byte in the word (-1 for none)."""
     word = words[ends - 8]
     word &= _KEEP[size]
     word |= _FILL[size]
-    first = _FIRST[size]
-    neg = ((word >> first) & _U(0xFF)) == _U(0x2D)
-    word += (neg.astype(np.uint64) * _MINUS_TO_ZERO) << first
+    word, neg, signed = _sign(word, _FIRST[size])
     dot = _zero_bytes(word ^ _DOTS)
     plain = (dot & (dot - _U(1))) == _U(0)  # one dot at most
     word ^= (dot >> _U(7)) * _DOT_TO_ZERO
     plain &= _digits_only(word)
     place = _dot_byte(dot)  # -1 (none) indexes the tables' last entry
-    plain &= size > neg.astype(np.int64) + (place >= 0)  # a digit at least (bool + bool is or)
+    plain &= size > signed.astype(np.int64) + (place >= 0)  # a digit at least (bool + bool is or)
     mantissa = _eight(word - _ZEROS).astype(np.float64)
     after = np.fmod(mantissa, _MOD8[place])
     mantissa -= after
     mantissa /= 10.0
     mantissa += after
-    mantissa /= _DIV8[place]
-    np.negative(mantissa, out=mantissa, where=neg)
-    return mantissa, plain
+    return mantissa, place, neg, plain
 
 
-def _long(words: np.ndarray, ends: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(values, plain) of numbers of 9-16 bytes ending at `ends`: two words, `high` first."""
+def _long(words: np.ndarray, ends: np.ndarray, size: np.ndarray
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """As `_short` for numbers of 9-16 bytes (two words, `high` first); the dot's place is in
+    the 16 bytes (16 for none)."""
     low = words[ends - 8]
     high_size = size - 8
     high = words[ends - 16] & _KEEP[high_size] | _FILL[high_size]
-    first = _FIRST[high_size]
-    neg = ((high >> first) & _U(0xFF)) == _U(0x2D)
-    high += (neg.astype(np.uint64) * _MINUS_TO_ZERO) << first
+    high, neg, signed = _sign(high, _FIRST[high_size])
     dot_low, dot_high = _zero_bytes(low ^ _DOTS), _zero_bytes(high ^ _DOTS)
     one, zero = _U(1), _U(0)
     plain = ((dot_low & (dot_low - one)) == zero) & ((dot_high & (dot_high - one)) == zero)
@@ -166,11 +185,38 @@ def _long(words: np.ndarray, ends: np.ndarray, size: np.ndarray) -> tuple[np.nda
     plain &= _digits_only(low) & _digits_only(high)
     in_low, in_high = _dot_byte(dot_low), _dot_byte(dot_high)
     place = np.where(in_low >= 0, in_low + 8, np.where(in_high >= 0, in_high, 16))
-    plain &= size > neg.astype(np.int64) + (place < 16)
+    plain &= size > signed.astype(np.int64) + (place < 16)
     raw = _eight(high - _ZEROS) * _U(100_000_000) + _eight(low - _ZEROS)
     after = raw % _MOD16[place]
     mantissa = (raw - after) // _U(10) + after
     plain &= mantissa < _EXACT
-    value = mantissa.astype(np.float64) / _DIV16[place]
-    np.negative(value, out=value, where=neg)
+    return mantissa.astype(np.float64), place, neg, plain
+
+
+def _exponents(buf: np.ndarray, words: np.ndarray, ends: np.ndarray, size: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """(values, plain) of numbers with an exponent ('-5.51765e-07'): a mantissa of 1-16 bytes
+    and an exponent of 1-4 bytes, its power of ten and the mantissa's together within 22."""
+    width = 24
+    window = np.lib.stride_tricks.as_strided(buf, (buf.size - width + 1, width), (1, 1))[ends - width]
+    marks = ((window | np.uint8(0x20)) == np.uint8(ord("e")))[:, ::-1]  # 'e' or 'E', from the end
+    tail = np.argmax(marks, axis=1)  # bytes after the last one
+    mantissa_size = size - tail - 1
+    plain = marks.any(axis=1) & (tail >= 1) & (tail <= 4) & (mantissa_size >= 1) & (mantissa_size <= 16)
+    tail = np.where(plain, tail, 1)
+    mantissa_size = np.where(plain, mantissa_size, 1)
+    exponent, place, negative_exponent, plain_exponent = _short(words, ends, tail)
+    plain &= plain_exponent & (place < 0)
+    exponent[negative_exponent] *= -1.0
+    mantissa_end = ends - tail - 1
+    value = np.empty(ends.size)
+    for group, read, after in ((mantissa_size <= 8, _short, _AFTER8), (mantissa_size > 8, _long, _AFTER16)):
+        mantissa, place, neg, ok = read(words, mantissa_end[group], mantissa_size[group])
+        power = exponent[group] - after[place]
+        ok &= np.abs(power) <= 22
+        scale = _POW10F[np.abs(power).astype(np.int64) % 23]
+        mantissa = np.where(power >= 0, mantissa * scale, mantissa / scale)
+        np.negative(mantissa, out=mantissa, where=neg)
+        value[group] = mantissa
+        plain[group] &= ok
     return value, plain
