@@ -22,6 +22,8 @@ _LOW7 = _U(0x7F7F7F7F7F7F7F7F)
 _ZEROS = _U(0x3030303030303030)  # '00000000'
 _DOTS = _U(0x2E2E2E2E2E2E2E2E)  # '........'
 _NINE_UP = _U(0x4646464646464646)  # + 0x46 sets a byte's top bit iff the byte is above '9'
+_CASE = _U(0x2020202020202020)  # | this makes 'E' 'e'
+_ES = _U(0x6565656565656565)  # 'eeeeeeee'
 _DOT_TO_ZERO = _U(0x2E ^ 0x30)
 _MINUS_TO_ZERO = _U(0x30 - 0x2D)
 
@@ -45,6 +47,7 @@ _EXACT = _U(1 << 53)
 _PAD = 24  # bytes before the text, so that every number's window lies inside the buffer
 _CHUNK = 16384  # numbers per pass: a pass's arrays stay in cache
 _RARE = 16  # at most one number in this many read by float() one by one
+_MANY_EXPONENTS = 8  # the first line has exponents in more than one number in this many
 
 
 def rows(data: bytes, start: int, columns: int) -> np.ndarray | None:
@@ -54,6 +57,10 @@ def rows(data: bytes, start: int, columns: int) -> np.ndarray | None:
     numbers, no numbers at all)."""
     if columns <= 0:
         return None
+    line_end = data.find(b"\n", start)
+    first_line = data[start:line_end if line_end >= 0 else len(data)]
+    if (first_line.count(b"e") + first_line.count(b"E")) * _MANY_EXPONENTS > columns:
+        return None  # numpy's reader is as fast where exponents are common (Bandai's files)
     text = np.frombuffer(data, np.uint8, offset=start)
     buf = np.empty(_PAD + text.size + 1, np.uint8)
     buf[:_PAD] = 32
@@ -90,15 +97,15 @@ def _numbers(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarra
         np.negative(mantissa, out=mantissa, where=neg)
         values[part] = mantissa
         plain[part] = ok & (size <= 8)
-    long = np.flatnonzero(~plain & (lengths <= 16))
+    rest = np.flatnonzero(~plain & (lengths >= 3) & (lengths <= 21))
+    if rest.size:
+        values[rest], plain[rest] = _exponents(words, ends[rest], lengths[rest])
+    long = np.flatnonzero(~plain & (lengths > 8) & (lengths <= 16))
     if long.size:
         mantissa, place, neg, plain[long] = _long(words, ends[long], lengths[long])
         mantissa /= _DIV16[place]
         np.negative(mantissa, out=mantissa, where=neg)
         values[long] = mantissa
-    rest = np.flatnonzero(~plain & (lengths >= 3) & (lengths <= 21))
-    if rest.size:
-        values[rest], plain[rest] = _exponents(buf, words, ends[rest], lengths[rest])
     odd = np.flatnonzero(~plain)
     if odd.size * _RARE > starts.size:
         return None
@@ -193,30 +200,30 @@ def _long(words: np.ndarray, ends: np.ndarray, size: np.ndarray
     return mantissa.astype(np.float64), place, neg, plain
 
 
-def _exponents(buf: np.ndarray, words: np.ndarray, ends: np.ndarray, size: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray]:
+def _exponents(words: np.ndarray, ends: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(values, plain) of numbers with an exponent ('-5.51765e-07'): a mantissa of 1-16 bytes
     and an exponent of 1-4 bytes, its power of ten and the mantissa's together within 22."""
-    width = 24
-    window = np.lib.stride_tricks.as_strided(buf, (buf.size - width + 1, width), (1, 1))[ends - width]
-    marks = ((window | np.uint8(0x20)) == np.uint8(ord("e")))[:, ::-1]  # 'e' or 'E', from the end
-    tail = np.argmax(marks, axis=1)  # bytes after the last one
+    value = np.empty(ends.size)
+    plain = np.zeros(ends.size, dtype=bool)
+    # The 'e' or 'E' lies in the last 5 bytes, so in the last word: its highest one there.
+    marks = _zero_bytes((words[ends - 8] | _CASE) ^ _ES)
+    tail = 7 - _dot_byte(marks)  # bytes after it (8 for none)
     mantissa_size = size - tail - 1
-    plain = marks.any(axis=1) & (tail >= 1) & (tail <= 4) & (mantissa_size >= 1) & (mantissa_size <= 16)
-    tail = np.where(plain, tail, 1)
-    mantissa_size = np.where(plain, mantissa_size, 1)
-    exponent, place, negative_exponent, plain_exponent = _short(words, ends, tail)
-    plain &= plain_exponent & (place < 0)
+    found = np.flatnonzero((tail >= 1) & (tail <= 4) & (mantissa_size >= 1) & (mantissa_size <= 16))
+    if not found.size:
+        return value, plain
+    ends, tail, mantissa_size = ends[found], tail[found], mantissa_size[found]
+    exponent, place, negative_exponent, ok = _short(words, ends, tail)
+    ok &= place < 0
     exponent[negative_exponent] *= -1.0
     mantissa_end = ends - tail - 1
-    value = np.empty(ends.size)
     for group, read, after in ((mantissa_size <= 8, _short, _AFTER8), (mantissa_size > 8, _long, _AFTER16)):
-        mantissa, place, neg, ok = read(words, mantissa_end[group], mantissa_size[group])
+        mantissa, place, neg, good = read(words, mantissa_end[group], mantissa_size[group])
         power = exponent[group] - after[place]
-        ok &= np.abs(power) <= 22
-        scale = _POW10F[np.abs(power).astype(np.int64) % 23]
+        good &= np.abs(power) <= 22
+        scale = _POW10F[np.minimum(np.abs(power), 22).astype(np.int64)]
         mantissa = np.where(power >= 0, mantissa * scale, mantissa / scale)
         np.negative(mantissa, out=mantissa, where=neg)
-        value[group] = mantissa
-        plain[group] &= ok
+        value[found[group]] = mantissa
+        plain[found[group]] = ok[group] & good
     return value, plain

@@ -82,9 +82,17 @@ def test_exponents_read_bit_for_bit_as_float_reads_them(seed: int) -> None:
     tokens = [forms[k % len(forms)].format(float(v)) for k, v in enumerate(x)]
     for k in range(0, len(tokens), 97):
         tokens[k] = ["1e-300", "-2.5E+300", "12345678901234567890"][k % 3]
+    tokens[:30] = [f"{v:.4f}" for v in x[:30]]  # the first line decides; see below
     got = read("\n".join(" ".join(tokens[r * 30:(r + 1) * 30]) for r in range(100)), 30)
     assert got is not None
     assert same_bits(got, np.array([float(t) for t in tokens]).reshape(100, 30))
+
+
+def test_rows_whose_first_line_is_full_of_exponents_go_to_numpy() -> None:
+    # Where exponents are common numpy's reader is as fast, so those files are left to it.
+    row = " ".join(["1.5e-06"] * 5 + ["0.25"] * 30)
+    assert read((row + "\n") * 3, 35) is None
+    assert read(("0.5 " * 35 + "\n") + (row + "\n") * 3, 35) is not None
 
 
 @pytest.mark.parametrize("body, columns", [
@@ -121,7 +129,10 @@ def test_every_bvh_in_the_test_data_reads_as_numpys_reader_does() -> None:
         at = data.index(b"\n", data.index(b"Frame Time")) + 1
         expected = np.loadtxt(io.BytesIO(data[at:]), dtype=np.float64, comments=None, ndmin=2)
         got = numtext.rows(data, at, expected.shape[1])
-        assert got is not None and same_bits(got, expected), path.name
+        if got is None:  # Bandai's: a quarter of the numbers have exponents
+            assert path.parent.name == "bandai", path.name
+            continue
+        assert same_bits(got, expected), path.name
 
 
 @pytest.mark.parametrize("token", ["2-3", "2.3.4", "-", ".", "-.", "--1", "1-", "+-1", "-+1", "1+2",
