@@ -67,8 +67,10 @@ def rows(data: bytes, start: int, columns: int) -> np.ndarray | None:
     buf[_PAD:-1] = text
     buf[-1] = 10
     newlines = np.flatnonzero(text == 10)
-    if np.count_nonzero(text < 32) != newlines.size + np.count_nonzero(text == 9):
-        return None  # a control byte: the general reader names its line
+    # Bytes below 32 or above 127 (wrapped to 96 and up): only line breaks and tabs may be there,
+    # for the digit tests below take ASCII.
+    if np.count_nonzero(text - np.uint8(32) >= 96) != newlines.size + np.count_nonzero(text == 9):
+        return None  # a control byte or not ASCII: the general reader names its line
     blank = buf <= 32
     edges = np.flatnonzero(blank[1:] != blank[:-1])
     edges += 1

@@ -15,7 +15,7 @@ HEAD = b"HIERARCHY\nMOTION\nFrames: 1\nFrame Time: 0.1\n"
 
 
 def read(body: str, columns: int) -> np.ndarray | None:
-    return numtext.rows(HEAD + body.encode("ascii"), len(HEAD), columns)
+    return numtext.rows(HEAD + body.encode("latin-1"), len(HEAD), columns)
 
 
 def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
@@ -101,6 +101,8 @@ def test_rows_whose_first_line_is_full_of_exponents_go_to_numpy() -> None:
     ("1 2 3\n4 5 6\n7", 3),        # a short last line without its line break
     ("1 2\x00 3\n", 3),            # a control byte
     ("1 2 3\x0b\n", 3),            # one that is whitespace to float()
+    ("1 2 3\n1 \xb9 3\n", 3),       # not ASCII ('\xb9' is a superscript one in Latin-1)
+    ("1 2 3\n1 1\xff 3\n", 3),
     ("1 2-3 4\n", 3),
     ("1 2.3.4 5\n", 3),
     ("1 - 5\n", 3),
