@@ -7,7 +7,9 @@ digits of a word combined by three multiplies), then into the float `float()` gi
 mantissa below 2**53 multiplied or divided by an exact power of ten (at most 1e22) is correctly
 rounded (Clinger's fast path). What lies outside that (more than 16 characters before an
 exponent, powers past 22) is read by `float()` one by one when it is rare; anything else returns
-None so that the caller's general reader decides and reports the line at fault.
+None so that the caller's general reader decides and reports the line at fault. The text is read
+a megabyte of whole lines at a time, so the work arrays stay a few times a block and the peak
+about twice the result.
 """
 
 from __future__ import annotations
@@ -36,8 +38,15 @@ _FIRST = np.array([0] + [8 * (8 - n) for n in range(1, 9)], dtype=np.uint64)  # 
 # digits after it are size - 1 - p; the dot read as '0' puts the digits before it one place too
 # high, undone below with a modulus that keeps the digits after it (for none: all of them).
 _POW10 = 10 ** np.arange(18, dtype=np.uint64)
-_MOD8 = np.array([10.0 ** (7 - p) for p in range(8)] + [1e8])
+# By the dot's byte q (index 8 = -1: none): the bytes after it, before it, and the '0' that
+# comes in at byte 0 when the bytes before it move up over it.
+_ABOVE = np.array([((1 << 64) - 1) ^ ((1 << (8 * (q + 1))) - 1) for q in range(8)] + [(1 << 64) - 1],
+                  dtype=np.uint64)
+_BELOW = np.array([(1 << (8 * q)) - 1 for q in range(8)] + [0], dtype=np.uint64)
+_LEAD = np.array([0x30] * 8 + [0], dtype=np.uint64)
 _DIV8 = np.array([10.0 ** (7 - p) for p in range(8)] + [1.0])
+# The same by place + 1 + 9 negative: the sign in the division (-0.0 stays -0.0).
+_SIGNED_DIV8 = np.concatenate([_DIV8[8:], _DIV8[:8], -_DIV8[8:], -_DIV8[:8]])
 _MOD16 = np.concatenate([_POW10[15::-1], _POW10[17:18]])
 _DIV16 = np.array([10.0 ** (15 - p) for p in range(16)] + [1.0])
 _AFTER8 = np.array([7 - p for p in range(8)] + [0])  # digits after the dot, by its place
@@ -46,6 +55,7 @@ _POW10F = 10.0 ** np.arange(23)
 _EXACT = _U(1 << 53)
 _PAD = 24  # bytes before the text, so that every number's window lies inside the buffer
 _CHUNK = 16384  # numbers per pass: a pass's arrays stay in cache
+_BLOCK = 1 << 20  # bytes of whole lines read at a time
 _RARE = 16  # at most one number in this many read by float() one by one
 _MANY_EXPONENTS = 8  # the first line has exponents in more than one number in this many
 
@@ -55,13 +65,29 @@ def rows(data: bytes, start: int, columns: int) -> np.ndarray | None:
     tabs, lines of exactly `columns` numbers (blank lines skipped); None when the text is anything
     else (a control byte, a line of another length, a token `float()` refuses, many non-plain
     numbers, no numbers at all)."""
-    if columns <= 0:
+    if columns <= 0 or not 0 <= start < len(data):
         return None
     line_end = data.find(b"\n", start)
     first_line = data[start:line_end if line_end >= 0 else len(data)]
     if (first_line.count(b"e") + first_line.count(b"E")) * _MANY_EXPONENTS > columns:
         return None  # numpy's reader is as fast where exponents are common (Bandai's files)
-    text = np.frombuffer(data, np.uint8, offset=start)
+    # Whole lines a block at a time: the work arrays stay a few times a block, not the text.
+    parts = []
+    while start < len(data):
+        stop = data.find(b"\n", start + _BLOCK)
+        stop = len(data) if stop < 0 else stop + 1
+        part = _block(data, start, stop, columns)
+        if part is None:
+            return None
+        parts.append(part)
+        start = stop
+    values = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    return values.reshape(-1, columns) if values.size else None
+
+
+def _block(data: bytes, start: int, stop: int, columns: int) -> np.ndarray | None:
+    """The numbers of whole lines data[start:stop], flat; None as `rows`."""
+    text = np.frombuffer(data, np.uint8, count=stop - start, offset=start)
     buf = np.empty(_PAD + text.size + 1, np.uint8)
     buf[:_PAD] = 32
     buf[_PAD:-1] = text
@@ -76,13 +102,13 @@ def rows(data: bytes, start: int, columns: int) -> np.ndarray | None:
     edges += 1
     starts, ends = edges[0::2], edges[1::2]
     count = starts.size
-    if count == 0 or count % columns:
+    if count % columns:
         return None
-    per_line = np.diff(np.searchsorted(ends, newlines + _PAD, side="right"), prepend=0)
+    newlines += _PAD
+    per_line = np.diff(np.searchsorted(ends, newlines, side="right"), prepend=0)
     if np.any((per_line != 0) & (per_line != columns)) or count - per_line.sum() not in (0, columns):
         return None
-    values = _numbers(buf, starts, ends)
-    return None if values is None else values.reshape(-1, columns)
+    return _numbers(buf, starts, ends)
 
 
 def _numbers(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
@@ -95,9 +121,7 @@ def _numbers(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarra
         part = slice(at, at + _CHUNK)
         size = lengths[part]
         mantissa, place, neg, ok = _short(words, ends[part], np.minimum(size, 8))
-        mantissa /= _DIV8[place]
-        np.negative(mantissa, out=mantissa, where=neg)
-        values[part] = mantissa
+        np.divide(mantissa, _SIGNED_DIV8[place + 1 + 9 * neg], out=values[part])
         plain[part] = ok & (size <= 8)
     rest = np.flatnonzero(~plain & (lengths >= 3) & (lengths <= 21))
     if rest.size:
@@ -141,8 +165,16 @@ def _eight(word: np.ndarray) -> np.ndarray:
 
 
 def _dot_byte(zeros: np.ndarray) -> np.ndarray:
-    """The byte (0-7) of the one 0x80 in each of `zeros`; -1 where there is none."""
-    _, exponent = np.frexp(zeros.astype(np.float64))
+    """The byte (0-7) of the one 0x80 in each of `zeros`; -1 where there is none (and some byte
+    where there are more: those numbers are refused)."""
+    # (1 << 8 q) times 0x0102030405060708 has q + 1 in its top byte.
+    top = ((zeros >> _U(7)) * _U(0x0102030405060708)) >> _U(56)
+    return np.minimum(top, _U(8)).astype(np.int64) - 1
+
+
+def _highest_byte(marks: np.ndarray) -> np.ndarray:
+    """The highest byte (0-7) holding a 0x80 in each of `marks`; -1 where there is none."""
+    _, exponent = np.frexp(marks.astype(np.float64))
     return (exponent - 1) >> 3
 
 
@@ -165,16 +197,12 @@ def _short(words: np.ndarray, ends: np.ndarray, size: np.ndarray
     word, neg, signed = _sign(word, _FIRST[size])
     dot = _zero_bytes(word ^ _DOTS)
     plain = (dot & (dot - _U(1))) == _U(0)  # one dot at most
-    word ^= (dot >> _U(7)) * _DOT_TO_ZERO
-    plain &= _digits_only(word)
     place = _dot_byte(dot)  # -1 (none) indexes the tables' last entry
+    # The dot taken out: the bytes before it move up one, a leading '0' comes in.
+    word = (word & _ABOVE[place]) | ((word & _BELOW[place]) << _U(8)) | _LEAD[place]
+    plain &= _digits_only(word)
     plain &= size > signed.astype(np.int64) + (place >= 0)  # a digit at least (bool + bool is or)
-    mantissa = _eight(word - _ZEROS).astype(np.float64)
-    after = np.fmod(mantissa, _MOD8[place])
-    mantissa -= after
-    mantissa /= 10.0
-    mantissa += after
-    return mantissa, place, neg, plain
+    return _eight(word - _ZEROS).astype(np.float64), place, neg, plain
 
 
 def _long(words: np.ndarray, ends: np.ndarray, size: np.ndarray
@@ -209,7 +237,7 @@ def _exponents(words: np.ndarray, ends: np.ndarray, size: np.ndarray) -> tuple[n
     plain = np.zeros(ends.size, dtype=bool)
     # The 'e' or 'E' lies in the last 5 bytes, so in the last word: its highest one there.
     marks = _zero_bytes((words[ends - 8] | _CASE) ^ _ES)
-    tail = 7 - _dot_byte(marks)  # bytes after it (8 for none)
+    tail = 7 - _highest_byte(marks)  # bytes after it (8 for none); the number before may have one
     mantissa_size = size - tail - 1
     found = np.flatnonzero((tail >= 1) & (tail <= 4) & (mantissa_size >= 1) & (mantissa_size <= 16))
     if not found.size:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -88,6 +89,15 @@ def test_exponents_read_bit_for_bit_as_float_reads_them(seed: int) -> None:
     assert same_bits(got, np.array([float(t) for t in tokens]).reshape(100, 30))
 
 
+def test_short_exponents_side_by_side() -> None:
+    # Each number's word holds the one before it: its 'e' must not be taken for this one's.
+    body = "1 2 3 4 5 6\n" + "1e5 2E-3 -1e+2 .5e1 7e0 1.e2\n" * 4 + "9e9 1e-9 3 2e2 1 0e0\n"
+    got = read(body, 6)
+    assert got is not None
+    tokens = body.split()
+    assert same_bits(got, np.array([float(t) for t in tokens]).reshape(-1, 6))
+
+
 def test_rows_whose_first_line_is_full_of_exponents_go_to_numpy() -> None:
     # Where exponents are common numpy's reader is as fast, so those files are left to it.
     row = " ".join(["1.5e-06"] * 5 + ["0.25"] * 30)
@@ -146,3 +156,18 @@ def test_a_malformed_number_among_plain_ones_is_refused(token: str) -> None:
     row = ["0.5"] * 99
     row[50] = token
     assert read(" ".join(row) + "\n", 99) is None
+
+
+def test_memory_stays_near_the_result_on_a_long_take() -> None:
+    # A megabyte of lines at a time: the work arrays are a few times a block, not the take.
+    data = (DATA / "cmu" / "subject02" / "02_01.bvh").read_bytes()
+    at = data.index(b"\n", data.index(b"Frame Time")) + 1
+    rows_text = data[at:] * 20  # about 5 MB
+    tracemalloc.start()
+    try:
+        got = numtext.rows(rows_text, 0, 96)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert got is not None and got.shape == (344 * 20, 96)
+    assert peak < got.nbytes * 2 + 16 * (1 << 20)
