@@ -6,7 +6,9 @@
 contacts given (targets: at most 1x FK of the whole take) and detected by it (at most 3x; the
 detection alone, `contacts.contacts`, is shown for information as "detection"), and a dead-blend
 transition between two such takes with and without lock_feet (at most 3x FK of the output). The
-clip's body map is read once per clip and kept (bench/body.py times it).
+clip's body map is read once per clip and kept (bench/body.py times it). Two "floor" rows time
+what lock_feet cannot skip as it is built: the FK of the chains to the feet on every frame, and a
+new clip of the take's size.
 
 The process's CPU time, in rounds where FK and each case take turns, so that a machine shared
 with other work loads them alike: each row gives the median over the rounds of the ratio to that
@@ -32,7 +34,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from fixtures import take_path  # noqa: E402
 
-from core import bvh, contacts, footlock, transition  # noqa: E402
+from core import bvh, contacts, footlock, quat, skeleton, transition  # noqa: E402
 from core.clip import Clip  # noqa: E402
 
 ROUNDS = 15
@@ -61,6 +63,21 @@ def long_take(clip: Clip) -> Clip:
                 end_parents=clip.end_parents, end_offsets=clip.end_offsets, motion_start=clip.motion_start)
 
 
+def chain_fk(clip: Clip) -> object:
+    """What lock_feet cannot skip, part 1: FK of the chains to the feet on every frame."""
+    used = sorted({j for side in clip.body.legs for k in clip.body.feet[side]
+                   for j in skeleton.chain(clip.parents, k)})
+    index = {j: i for i, j in enumerate(used)}
+    parents = [index[int(clip.parents[j])] if clip.parents[j] >= 0 else -1 for j in used]
+    return quat.fk_components(quat.components(clip.rotations, used), quat.components(clip.positions, used),
+                              parents)
+
+
+def output_copies(clip: Clip) -> Clip:
+    """Part 2: a new clip of the take's size (it never shares the source's memory)."""
+    return clip.replace(rotations=clip.rotations.copy())
+
+
 def row(label: str, t: np.ndarray, fk: np.ndarray, target: float | None) -> tuple[str, bool]:
     """A table row: times t and fk [ROUNDS] (seconds), the median ratio checked on target."""
     ratio = float(np.median(t / fk))
@@ -83,12 +100,15 @@ def main() -> int:
         clip.body  # noqa: B018
         planted = contacts.contacts(clip)
         t = rounds([clip.fk, partial(contacts.contacts, clip),
-                    partial(footlock.lock_feet, clip, contacts=planted), partial(footlock.lock_feet, clip)])
+                    partial(footlock.lock_feet, clip, contacts=planted), partial(footlock.lock_feet, clip),
+                    partial(chain_fk, clip), partial(output_copies, clip)])
         print(row(f"{label} x, detection", t[:, 1], t[:, 0], None)[0])
         for i, case in ((2, "given"), (3, "detected")):
             line, ok = row(f"{label} x, contacts {case}", t[:, i], t[:, 0], TARGETS[case])
             good &= ok
             print(line)
+        print(row("  floor: FK of the legs' chains", t[:, 4], t[:, 0], None)[0])
+        print(row("  floor: the output's copies", t[:, 5], t[:, 0], None)[0])
     src, dst = long_take(bvh.load(take_path("02_01"))), long_take(bvh.load(take_path("02_03")))
     src.body, dst.body  # noqa: B018
     ts, td = 40.0, 20.0
