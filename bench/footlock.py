@@ -65,12 +65,9 @@ def long_take(clip: Clip) -> Clip:
 
 def chain_fk(clip: Clip) -> object:
     """What lock_feet cannot skip, part 1: FK of the chains to the feet on every frame."""
-    used = sorted({j for side in clip.body.legs for k in clip.body.feet[side]
-                   for j in skeleton.chain(clip.parents, k)})
-    index = {j: i for i, j in enumerate(used)}
-    parents = [index[int(clip.parents[j])] if clip.parents[j] >= 0 else -1 for j in used]
-    return quat.fk_components(quat.components(clip.rotations, used), quat.components(clip.positions, used),
-                              parents)
+    used = {j for side in clip.body.legs for k in clip.body.feet[side]
+            for j in skeleton.chain(clip.parents, k)}
+    return quat.fk_joints(clip.rotations, clip.positions, clip.parents, used)
 
 
 def output_copies(clip: Clip) -> Clip:

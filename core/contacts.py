@@ -404,17 +404,14 @@ def _seen(clip: Clip, points: Mapping[str, tuple[list[int], list[int]]],
     heights: dict[str, np.ndarray] = {}
     if n >= 2:
         # FK along the chains down to the feet and the root only: a third of a skeleton's joints.
-        used = sorted({int(j) for joints, _ in points.values() for k in joints
-                       for j in skeleton.chain(clip.parents, k)}
-                      | set(skeleton.chain(clip.parents, clip.root)))
-        index = np.full(clip.n_joints, -1, dtype=np.int64)
-        index[used] = np.arange(len(used))
-        sub_parents = [int(index[clip.parents[j]]) if clip.parents[j] >= 0 else -1 for j in used]
+        used = ({int(j) for joints, _ in points.values() for k in joints
+                 for j in skeleton.chain(clip.parents, k)}
+                | set(skeleton.chain(clip.parents, clip.root)))
         # Component-major ([joint, component, frame]), as quat.fk works inside: no gathered copy
         # of the whole take's [T, J, 4] rotations.
         start = 0 if fk_out is not None else first
-        local = quat.components(clip.rotations[start:T], used)
-        rot, pos = quat.fk_components(local, quat.components(clip.positions[start:T], used), sub_parents)
+        index, local, rot, pos = quat.fk_joints(clip.rotations[start:T], clip.positions[start:T],
+                                                clip.parents, used)
         if fk_out is not None:
             fk_out.update(index=index, local=local, rotations=rot, positions=pos)
             rot, pos = rot[:, :, first:], pos[:, :, first:]

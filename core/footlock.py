@@ -227,11 +227,7 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
     if fk and bool((fk["index"][used] >= 0).all()):
         index, lrot, gr, gp = fk["index"], fk["local"], fk["rotations"], fk["positions"]
     else:
-        index = np.full(clip.n_joints, -1, dtype=np.int64)
-        index[used] = np.arange(len(used))
-        sub_parents = [int(index[clip.parents[j]]) if clip.parents[j] >= 0 else -1 for j in used]
-        lrot = quat.components(clip.rotations, used)
-        gr, gp = quat.fk_components(lrot, quat.components(clip.positions, used), sub_parents)
+        index, lrot, gr, gp = quat.fk_joints(clip.rotations, clip.positions, clip.parents, used)
     up = clip.up
     mpu = clip.meters_per_unit
     blend_frames = max(0, math.ceil(blend_time * clip.fps - 1e-9))
@@ -336,10 +332,7 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
         at = slice(sum(sizes[:n_leg]), sum(sizes[:n_leg + 1]))
         for i, (j, q) in enumerate(((leg.hip, new_hip), (leg.knee, new_knee), (leg.ankle, new_ankle)),
                                    3 * n_leg):
-            new = np.stack([x[at] for x in q])
-            size = np.maximum(np.sqrt(np.einsum("cn,cn->n", new, new)), 1e-12)
-            dot = np.einsum("cn,cn->n", new, np.take(lrot[index[j]], frames, axis=1))
-            new *= np.where(dot < 0.0, -1.0, 1.0) / size
+            new = _unit_near(np.stack([x[at] for x in q]), np.take(lrot[index[j]], frames, axis=1))
             rot[frames, j] = new.T
             pinned[i, frames] = lock.weight == 1.0
         m = miss[at]
@@ -472,10 +465,7 @@ def _limit_steps(src: Array, out: Array, joints: np.ndarray, first: int, pinned:
     h = quat._mul_c(np.cos(x), ax[0] * s, ax[1] * s, ax[2] * s, *np.take(ca, win, axis=1))
     at = flat(f)
     r = np.take(src4, at, axis=0).T
-    new = np.stack(quat._mul_c(*h, r[0], r[1], r[2], r[3]))
-    size = np.sqrt(np.einsum("cn,cn->n", new, new))
-    new *= np.where(np.einsum("cn,cn->n", new, r) < 0.0, -1.0, 1.0) / size
-    out4[at] = new.T
+    out4[at] = _unit_near(np.stack(quat._mul_c(*h, r[0], r[1], r[2], r[3])), r).T
 
 
 class _Lock(NamedTuple):
@@ -506,6 +496,14 @@ def _held_too(lock: _Lock, more: np.ndarray, hip: Array, knee: Array, ankle: Arr
     yaw = tuple(np.concatenate([y, e])[order] for y, e in zip(lock.yaw, (one, zero, zero, zero), strict=True))
     return _Lock(frames, target, (yaw[0], yaw[1], yaw[2], yaw[3]), weight, np.take(ankle_rot, frames, axis=1),
                  np.take(hip, frames, axis=1), np.take(knee, frames, axis=1), np.take(ankle, frames, axis=1))
+
+
+def _unit_near(q: Array, ref: Array) -> Array:
+    """Rotations q [4, N] made unit, in place, on the side of the sphere of ref's [4, N] (q and -q
+    are one rotation; the keys stay sign-continuous with the source's)."""
+    size = np.maximum(np.sqrt(np.einsum("cn,cn->n", q, q)), 1e-12)
+    q *= np.where(np.einsum("cn,cn->n", q, ref) < 0.0, -1.0, 1.0) / size
+    return q
 
 
 def _v3(x: Array) -> ik.Vec:

@@ -10,7 +10,7 @@ Inputs are assumed to be unit quaternions unless a docstring says otherwise.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -551,3 +551,18 @@ def fk_components(lr: Array, lp: Array, parents: Sequence[int]) -> tuple[Array, 
         for c, value in enumerate(_rot_c(*gr[p], *lp[j])):
             np.add(gp[p, c], value, out=gp[j, c])
     return gr, gp
+
+
+def fk_joints(lrot: Array, lpos: Array, parents: Sequence[int] | np.ndarray,
+              joints: Iterable[int]) -> tuple[np.ndarray, Array, Array, Array]:
+    """`fk_components` of some joints of `[T, J, 4]`, `[T, J, 3]` locals: `joints` must hold each
+    one's ancestors (the chains down to the feet, say). Returns (index [J]: each joint's row in
+    what follows, -1 if left out; their local rotations, world rotations and positions,
+    `[n, 4 | 3, T]`)."""
+    used = sorted(joints)
+    index = np.full(len(parents), -1, dtype=np.int64)
+    index[used] = np.arange(len(used))
+    sub_parents = [int(index[parents[j]]) if parents[j] >= 0 else -1 for j in used]
+    local = components(lrot, used)
+    gr, gp = fk_components(local, components(lpos, used), sub_parents)
+    return index, local, gr, gp
