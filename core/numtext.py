@@ -27,17 +27,12 @@ _NINE_UP = _U(0x4646464646464646)  # + 0x46 sets a byte's top bit iff the byte i
 _CASE = _U(0x2020202020202020)  # | this makes 'E' 'e'
 _ES = _U(0x6565656565656565)  # 'eeeeeeee'
 _DOT_TO_ZERO = _U(0x2E ^ 0x30)
-_MINUS_TO_ZERO = _U(0x30 - 0x2D)
 
 # A word holds bytes b0..b7 with b0 lowest (little-endian), so a number's last l <= 8 bytes are
 # the word's top l bytes: keep those, fill the rest with '0' (leading zeros), by length l.
 _KEEP = np.array([0] + [(1 << 64) - (1 << (8 * (8 - n))) for n in range(1, 9)], dtype=np.uint64)
 _FILL = _ZEROS & ~_KEEP
 _FIRST = np.array([0] + [8 * (8 - n) for n in range(1, 9)], dtype=np.uint64)  # shift to byte 0
-# By the dot's place p in the window (bytes from its start; p = size for none): the mantissa's
-# digits after it are size - 1 - p; the dot read as '0' puts the digits before it one place too
-# high, undone below with a modulus that keeps the digits after it (for none: all of them).
-_POW10 = 10 ** np.arange(18, dtype=np.uint64)
 # By the dot's byte q (index 8 = -1: none): the bytes after it, before it, and the '0' that
 # comes in at byte 0 when the bytes before it move up over it.
 _ABOVE = np.array([((1 << 64) - 1) ^ ((1 << (8 * (q + 1))) - 1) for q in range(8)] + [(1 << 64) - 1],
@@ -47,6 +42,11 @@ _LEAD = np.array([0x30] * 8 + [0], dtype=np.uint64)
 _DIV8 = np.array([10.0 ** (7 - p) for p in range(8)] + [1.0])
 # The same by place + 1 + 9 negative: the sign in the division (-0.0 stays -0.0).
 _SIGNED_DIV8 = np.concatenate([_DIV8[8:], _DIV8[:8], -_DIV8[8:], -_DIV8[:8]])
+# Two words (`_long`): the dot may be in either, so rather than moving bytes across them it is
+# read as '0', which puts the digits before it one place too high; by its place p in the 16 bytes
+# (16 for none) a modulus keeps the digits after it (for none: all of them), and the rest is
+# divided by ten.
+_POW10 = 10 ** np.arange(18, dtype=np.uint64)
 _MOD16 = np.concatenate([_POW10[15::-1], _POW10[17:18]])
 _DIV16 = np.array([10.0 ** (15 - p) for p in range(16)] + [1.0])
 _AFTER8 = np.array([7 - p for p in range(8)] + [0])  # digits after the dot, by its place
