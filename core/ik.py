@@ -21,7 +21,7 @@ lays them out): what `footlock` calls on whole takes, without packing and unpack
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -79,21 +79,25 @@ def soft_reach(d: npt.ArrayLike, reach: npt.ArrayLike, floor: npt.ArrayLike) -> 
     return out
 
 
-def _fill_axis(axis: Vec, ok: np.ndarray, fallback: Vec) -> Vec:
-    """Bend axes: where not ok, the nearest frame's that is (along the only axis), else fallback."""
-    if ok.all() or ok.ndim != 1:
-        return (np.where(ok, axis[0], fallback[0]), np.where(ok, axis[1], fallback[1]),
-                np.where(ok, axis[2], fallback[2]))
+def _fill_axis(axis: Vec, ok: np.ndarray, fallback: Callable[[], Vec]) -> Vec:
+    """Bend axes: where not ok, the nearest frame's that is (along the only axis), else
+    fallback() (called only then)."""
+    if ok.ndim != 1:
+        f = fallback()
+        return (np.where(ok, axis[0], f[0]), np.where(ok, axis[1], f[1]), np.where(ok, axis[2], f[2]))
     good = np.flatnonzero(ok)
     if not good.size:
-        shape = ok.shape
-        return (np.broadcast_to(fallback[0], shape).copy(), np.broadcast_to(fallback[1], shape).copy(),
-                np.broadcast_to(fallback[2], shape).copy())
-    idx = np.arange(len(ok))
-    at = np.searchsorted(good, idx).clip(0, len(good) - 1)
+        f = fallback()
+        return tuple(np.array(np.broadcast_to(x, ok.shape)) for x in f)  # type: ignore[return-value]
+    # Only the straight frames change (most are bent).
+    bad = np.flatnonzero(~ok)
+    at = np.searchsorted(good, bad).clip(0, len(good) - 1)
     before = good[(at - 1).clip(0)]
-    nearest = np.where(np.abs(good[at] - idx) <= np.abs(before - idx), good[at], before)
-    return axis[0][nearest], axis[1][nearest], axis[2][nearest]
+    nearest = np.where(np.abs(good[at] - bad) <= np.abs(before - bad), good[at], before)
+    out = (axis[0].copy(), axis[1].copy(), axis[2].copy())
+    for c in range(3):
+        out[c][bad] = axis[c][nearest]
+    return out
 
 
 def _sub(u: Vec, v: Vec) -> Vec:
@@ -159,30 +163,27 @@ def solve(a: Vec, b: Vec, c: Vec, hip_rot: Quat, knee_rot: Quat, t: Vec, *,
     axis = _cross(ab, cb)
     size = np.sqrt(_dot(axis, axis))
     ok = size > _STRAIGHT * np.maximum(l1 * l2, 1e-300)
-    if ok.all():
-        axis = _scale(axis, 1.0 / size)
-    else:
-        fallback: Vec
-        if bend is None:
-            thigh = (-ab[0], -ab[1], -ab[2])
+    axis = _scale(axis, 1.0 / np.where(ok, size, 1.0))
+    if not ok.all():
+        def fallback(at: slice = slice(None)) -> Vec:
+            """The bend axis where a leg is straight on every frame (of slice `at`)."""
+            if bend is not None:
+                fb = np.asarray(bend, dtype=np.float64)
+                return _unit((fb[..., 0], fb[..., 1], fb[..., 2]))
+            thigh = (-ab[0][at], -ab[1][at], -ab[2][at])
             least = np.argmin(np.stack([np.abs(thigh[0]), np.abs(thigh[1]), np.abs(thigh[2])]), axis=0)
             h = tuple((least == i).astype(np.float64) for i in range(3))
-            fallback = _cross(thigh, (h[0], h[1], h[2]))
-        else:
-            fb = np.asarray(bend, dtype=np.float64)
-            fallback = (fb[..., 0], fb[..., 1], fb[..., 2])
-        axis = _scale(axis, 1.0 / np.where(ok, size, 1.0))
+            return _unit(_cross(thigh, (h[0], h[1], h[2])))
+
         if segments:
-            fallback = tuple(np.broadcast_to(f, ok.shape) for f in fallback)  # type: ignore[assignment]
             cuts = [0, *segments, len(ok)]
             parts = [_fill_axis((axis[0][s:e], axis[1][s:e], axis[2][s:e]), ok[s:e],
-                                (fallback[0][s:e], fallback[1][s:e], fallback[2][s:e]))
+                                lambda s=s, e=e: fallback(slice(s, e)))
                      for s, e in itertools.pairwise(cuts)]
             axis = (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
                     np.concatenate([p[2] for p in parts]))
         else:
             axis = _fill_axis(axis, ok, fallback)
-        axis = _scale(axis, 1.0 / np.sqrt(_dot(axis, axis)))
 
     reach = l1 + l2
     ca, ta = _sub(c, a), _sub(t, a)
