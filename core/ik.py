@@ -20,6 +20,7 @@ lays them out): what `footlock` calls on whole takes, without packing and unpack
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
@@ -178,7 +179,7 @@ def solve(a: Vec, b: Vec, c: Vec, hip_rot: Quat, knee_rot: Quat, t: Vec, *,
         if segments:
             cuts = [0, *segments, len(ok)]
             parts = [_fill_axis((axis[0][s:e], axis[1][s:e], axis[2][s:e]), ok[s:e],
-                                lambda s=s, e=e: fallback(slice(s, e)))
+                                functools.partial(fallback, slice(s, e)))
                      for s, e in itertools.pairwise(cuts)]
             axis = (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
                     np.concatenate([p[2] for p in parts]))
