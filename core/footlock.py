@@ -323,24 +323,32 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
     target_rot = quat._mul_c(*yaws, *both([lock.ankle_rot for lock in locks]))
     new_ankle = quat._mul_c(k[0], -k[1], -k[2], -k[3], *target_rot)
     joints = [j for leg in legs.values() for j in (leg.hip, leg.knee, leg.ankle)]
+    # The leg joints' new locals go into the FK's own locals (component-major), in place, once
+    # the source's steps are known.
+    rows = index[joints]
+    first = clip.motion_start
+    dq = _steps(lrot, rows, first)
     pinned = np.zeros((len(joints), T), dtype=bool)
     short = []
     miss = np.sqrt(sum((got.ankle[c] - target[c]) ** 2 for c in range(3))) * mpu
-    for n_leg, (side, leg) in enumerate(legs.items()):
+    for n_leg, side in enumerate(legs):
         lock = locks[n_leg]
         frames = lock.frames
         at = slice(sum(sizes[:n_leg]), sum(sizes[:n_leg + 1]))
-        for i, (j, q) in enumerate(((leg.hip, new_hip), (leg.knee, new_knee), (leg.ankle, new_ankle)),
-                                   3 * n_leg):
-            new = _unit_near(np.stack([x[at] for x in q]), np.take(lrot[index[j]], frames, axis=1))
-            rot[frames, j] = new.T
+        for i, q in enumerate((new_hip, new_knee, new_ankle), 3 * n_leg):
+            local = lrot[rows[i]]
+            new = _unit_near(np.stack([x[at] for x in q]), np.take(local, frames, axis=1))
+            for c in range(4):
+                local[c][frames] = new[c]
             pinned[i, frames] = lock.weight == 1.0
         m = miss[at]
         if m.max(initial=0.0) > _SHORT_M:
             far = m > _SHORT_M
             short.append(f"{side} on {int(far.sum())} frames from {frames[far].min() / clip.fps:.2f} s "
                          f"(up to {m.max() * 100:.1f} cm)")
-    _limit_steps(clip.rotations, rot, np.array(joints), clip.motion_start, pinned, lrot, index[joints])
+    _limit_steps(clip.rotations, np.array(joints), dq, lrot, rows, first, pinned)
+    for j, r in zip(joints, rows, strict=True):
+        rot[:, j] = lrot[r].T
     if short:
         warnings.warn(f"{clip.name or 'the take'}: a foot could not reach its lock, held as near as the "
                       f"leg reaches: {'; '.join(short)}. lower_pelvis=True lowers the pelvis instead",
@@ -357,36 +365,43 @@ def _merge(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return a[start], np.maximum.reduceat(b, start)
 
 
-def _limit_steps(src: Array, out: Array, joints: np.ndarray, first: int, pinned: np.ndarray,
-                 local: Array, rows: np.ndarray) -> None:
-    """Keep each frame-to-frame rotation step of the output's `joints` (local rotations [T, J, 4])
-    within the largest step of the source's (`src`, the same layout; `local` [rows, 4, T] holds
-    the same joints' component-major at `rows`), from frame `first` on; `out` changed in place.
-    Where a step is larger, the correction the output makes to the source (out inv(src), in the
-    parent's frame) is spread over just enough frames around it: along the shortest arc between
-    its values at the window's ends, each frame's share in proportion to the room the source's
-    own step leaves there, so that share plus the source's step (an upper bound on the output's
-    step) stays within the largest. Windows grow only over frames not `pinned` ([len(joints), T],
-    the locked ones), which stay as they are, and so does each first frame. The joints' frames
-    are laid end to end, joint j's frame i at j n + i: one pass for all, the room worked out only
-    on the frames the windows cover."""
-    T, n_joints = out.shape[:2]
+def _steps(local: Array, rows: np.ndarray, first: int) -> Array:
+    """|cos(half angle)| of each frame-to-frame step of joints `rows` of component-major local
+    rotations [J, 4, T], from frame `first` on: [len(rows), T - first - 1]."""
+    n = local.shape[2] - first
+    d = np.empty((len(rows), max(n - 1, 0)))
+    for i, r in enumerate(rows):
+        x = local[r, :, first:]
+        np.multiply(x[0, 1:], x[0, :-1], out=d[i])
+        for c in range(1, 4):
+            d[i] += x[c, 1:] * x[c, :-1]
+    return np.abs(d, out=d)
+
+
+def _limit_steps(src: Array, joints: np.ndarray, dq: Array, out: Array, rows: np.ndarray, first: int,
+                 pinned: np.ndarray) -> None:
+    """Keep each frame-to-frame rotation step of the output's `joints` (rows `rows` of `out`, local
+    rotations [., 4, T] component-major) within the largest step of the source's (`src`, local
+    rotations [T, J, 4]; `dq` its steps, as `_steps` gives them), from frame `first` on; `out`
+    changed in place. Where a step is larger, the correction the output makes to the source
+    (out inv(src), in the parent's frame) is spread over just enough frames around it: along
+    the shortest arc between its values at the window's ends, each frame's share in proportion
+    to the room the source's own step leaves there, so that share plus the source's step (an
+    upper bound on the output's step) stays within the largest. Windows grow only over frames
+    not `pinned` ([len(joints), T], the locked ones), which stay as they are, and so does each
+    first frame. The joints' frames are laid end to end, joint j's frame i at j n + i: one pass
+    for all, the room worked out only on the frames the windows cover."""
+    T = out.shape[2]
     n = T - first
     if n < 2:
         return
-    dq = np.empty((len(joints), n - 1))
-    dp = np.empty((len(joints), n - 1))
-    for i, (j, r) in enumerate(zip(joints, rows, strict=True)):
-        q = local[r, :, first:]
-        np.abs(np.einsum("cn,cn->n", q[:, 1:], q[:, :-1]), out=dq[i])
-        p = out[first:, j]
-        np.abs(np.einsum("nc,nc->n", p[1:], p[:-1]), out=dp[i])
+    dp = _steps(out, rows, first)
     limit = 2.0 * np.arccos(np.minimum(dq.min(axis=1), 1.0)) * (1.0 - _STEP_MARGIN)
     bad = np.flatnonzero(dp < np.cos(0.5 * limit)[:, None])
     if not bad.size:
         return
     bad_j, bad_i = np.divmod(bad, n - 1)
-    flat_dq, src4, out4 = dq.reshape(-1), src.reshape(-1, 4), out.reshape(-1, 4)
+    flat_dq = dq.reshape(-1)
 
     def room(k: np.ndarray) -> Array:
         """What the source's step from frame i to i + 1 leaves at flat indices k = j n + i (0 at
@@ -407,15 +422,23 @@ def _limit_steps(src: Array, out: Array, joints: np.ndarray, first: int, pinned:
         cum -= np.repeat(cum[begin], length)
         return cum, f, win, cum[begin + length - 1]
 
-    def flat(k: np.ndarray) -> np.ndarray:
-        """Where flat indices k lie in [T J] (frame major, as out and src)."""
+    n_src = src.shape[1]
+    if not out.flags.c_contiguous:
+        raise ValueError("_limit_steps changes out through a flat view: it must be C-contiguous")
+    out_flat, src_flat = out.reshape(-1), np.ascontiguousarray(src).reshape(-1)
+
+    def at(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where flat indices k lie in out's and in src's memory (their w; x, y, z follow T and
+        1 further on)."""
         j, i = np.divmod(k, n)
-        return (i + first) * n_joints + np.take(joints, j)
+        i += first
+        return np.take(rows, j) * (4 * T) + i, (i * n_src + np.take(joints, j)) * 4
 
     def corr(k: np.ndarray) -> Array:
         """The output's correction to the source at flat indices k, (w, x, y, z) [4, len(k)]."""
-        at = flat(k)
-        o, s = np.take(out4, at, axis=0).T, np.take(src4, at, axis=0).T
+        o_at, s_at = at(k)
+        o = [np.take(out_flat, o_at + c * T) for c in range(4)]
+        s = [np.take(src_flat, s_at + c) for c in range(4)]
         return np.stack(quat._mul_c(o[0], o[1], o[2], o[3], s[0], -s[1], -s[2], -s[3]))
 
     def angle(x: Array, y: Array) -> Array:
@@ -463,9 +486,10 @@ def _limit_steps(src: Array, out: Array, joints: np.ndarray, first: int, pinned:
     s = np.sin(x)
     ax = np.take(axis, win, axis=1)
     h = quat._mul_c(np.cos(x), ax[0] * s, ax[1] * s, ax[2] * s, *np.take(ca, win, axis=1))
-    at = flat(f)
-    r = np.take(src4, at, axis=0).T
-    out4[at] = _unit_near(np.stack(quat._mul_c(*h, r[0], r[1], r[2], r[3])), r).T
+    o_at, s_at = at(f)
+    r = np.stack([np.take(src_flat, s_at + c) for c in range(4)])
+    for c, value in enumerate(_unit_near(np.stack(quat._mul_c(*h, r[0], r[1], r[2], r[3])), r)):
+        out_flat[o_at + c * T] = value
 
 
 class _Lock(NamedTuple):
