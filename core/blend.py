@@ -217,9 +217,11 @@ def hands(clip: Clip) -> list[int]:
     LeftWrist, RightWrist), ascending.
 
     A hand is an upper-body joint with two or more children, each starting a chain that never
-    branches again, and not on the path to the head: the highest tip of the rest pose (End Site,
-    else leaf joint) in the upper body, whose eyes or jaw could look like fingers otherwise.
-    A skeleton whose arms end in a single chain has no hands here (and no FINGERS).
+    branches again, and neither the head nor on the path to it or below it (eyes and jaw could
+    look like fingers otherwise). The head is the body map's, read from the animated pose: a rest
+    pose need not stand (Bandai's bones lie along +X), so its highest tip is the head's only
+    when the body map finds none. A skeleton whose arms end in a single chain has no hands here
+    (and no FINGERS).
     """
     parents = clip.parents
     kids = skeleton.children(parents)
@@ -230,13 +232,17 @@ def hands(clip: Clip) -> list[int]:
     for j in range(clip.n_joints - 1, 0, -1):
         if below[j] and parents[j] >= 0:
             below[parents[j]] = True
-    rest = skeleton.rest_positions(parents, clip.offsets)
-    tips = [(float((rest[p] + e) @ clip.up), int(p)) for p, e in zip(clip.end_parents, clip.end_offsets,
-                                                                     strict=True) if upper[p]]
-    tips += [(float(rest[j] @ clip.up), j) for j in range(clip.n_joints) if upper[j] and not kids[j]]
-    if not tips:
-        return []
-    head = set(skeleton.chain(parents, max(tips)[1]))
+    top = clip.body.head
+    if top is None:
+        rest = skeleton.rest_positions(parents, clip.offsets)
+        tips = [(float((rest[p] + e) @ clip.up), int(p)) for p, e in zip(clip.end_parents, clip.end_offsets,
+                                                                         strict=True) if upper[p]]
+        tips += [(float(rest[j] @ clip.up), j) for j in range(clip.n_joints) if upper[j] and not kids[j]]
+        if not tips:
+            return []
+        top = max(tips)[1]
+    head = set(skeleton.chain(parents, top))
+    head.update(np.flatnonzero(skeleton.descendants(parents, top)).tolist())
     return [j for j in range(clip.n_joints)
             if upper[j] and len(kids[j]) > 1 and j not in head and not any(below[c] for c in kids[j])]
 

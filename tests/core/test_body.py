@@ -137,6 +137,9 @@ def test_the_same_world_motion_in_another_convention_reads_the_same(source: str,
         assert [j for j in b.legs[s] if j in kept] == [int(index[j]) for j in legs[s]], s
         assert [j for j in b.feet[s] if j in kept] == [int(index[j]) for j in legs[s][2:]], s
     assert other.root == int(index[clip.root])
+    # Hands (where the fingers branch off, blend's FINGERS preset): from the body map's head,
+    # never from a rest pose that need not stand.
+    assert blend.hands(other) == [int(index[j]) for j in blend.hands(clip)]
     z_up = "Z-up" in variant
     np.testing.assert_array_equal(other.up, [0.0, 0.0, 1.0] if z_up else [0.0, 1.0, 0.0])
     assert other.meters_per_unit == unit
