@@ -8,11 +8,12 @@ import warnings
 
 import numpy as np
 import pytest
+import variants as V
 from fixtures import take_path
 from scipy.optimize import minimize
 from scipy.spatial.transform import Rotation
 
-from core import bvh, footlock, ik, quat, root
+from core import bvh, footlock, ik, quat, root, sync, transition
 from core.contacts import contacts as detect
 
 TAKES = ["02_01", "09_01", "dataset-1_walk_normal_001", "dataset-1_walk_happy_001"]
@@ -216,3 +217,102 @@ def test_lock_feet_by_name_matches_the_body_map_and_checks_its_contacts():
     # No contact, nothing moves.
     still = footlock.lock_feet(clip, contacts={"L": np.zeros(clip.n_frames, bool)})
     np.testing.assert_array_equal(still.rotations, clip.rotations)
+
+
+# -- the same world motion written in other conventions ------------------------------------------
+
+def _legs_by_map(clip):
+    return {side: [clip.body.legs[side][0], clip.parents[clip.body.feet[side][0]], *clip.body.feet[side]]
+            for side in clip.body.legs}
+
+
+def _reexpressions(clip):
+    """Re-expressions of a take (tests/variants.py) as functions, so that each can be applied to
+    lock_feet's input and to its output alike."""
+    legs = _legs_by_map(clip)
+    arms = [j for side in clip.body.arms.values() for j in side]
+    unit = clip.meters_per_unit
+
+    def all_at_once(c):
+        anon, _ = V.renamed(V.bones_along_x(c)[0], legs, None)
+        turned, _ = V.z_up(anon)
+        return V.scaled(turned, unit / 0.01)
+
+    return {
+        "bones along +X": V.bones_along_x,
+        "random rest frames": lambda c: V.random_frames(c, seed=11),
+        "arms-down rest": lambda c: V.arms_down(c, arms),
+        "Z-up": V.z_up,
+        "meters": lambda c: V.scaled(c, unit),
+        "inches": lambda c: V.scaled(c, unit / 0.0254),
+        "no names": lambda c: V.renamed(c, legs, None),
+        "unreal names": lambda c: V.renamed(c, legs, "unreal"),
+        "rigify names": lambda c: V.renamed(c, legs, "rigify"),
+        "dummy root": V.dummy_root,
+        "End Sites as joints": V.end_sites_as_joints,
+        "zero-length end joints": V.zero_length_ends,
+        "+X bones, no names, Z-up, cm": all_at_once,
+    }
+
+
+@pytest.fixture(scope="module", params=["02_01", "dataset-1_walk_happy_001"])
+def sliding(request):
+    clip = bvh.load(take_path(request.param))
+    planted = detect(clip)
+    fast = sped_up(clip)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", footlock.FootLockWarning)
+        outs = {lower: footlock.lock_feet(fast, contacts=planted, lower_pelvis=lower)
+                for lower in (False, True)}
+    return fast, planted, outs
+
+
+@pytest.mark.parametrize("variant", ["bones along +X", "random rest frames", "arms-down rest", "Z-up",
+                                     "meters", "inches", "no names", "unreal names", "rigify names",
+                                     "dummy root", "End Sites as joints", "zero-length end joints",
+                                     "+X bones, no names, Z-up, cm"])
+def test_lock_feet_reads_the_same_world_motion_the_same_in_any_convention(sliding, variant):
+    """Locking the feet of a take written in another convention (rest frames, axes, units,
+    names, extra joints; the body map, up and unit read again from it) moves every joint in the
+    world as locking the original does, written in that convention: lock_feet commutes with
+    re-expression, with and without lower_pelvis."""
+    fast, planted, outs = sliding
+    remake = _reexpressions(fast)[variant]
+    other, index = remake(fast)
+    assert other.body.legs, other.body.problem
+    height = fast.height * remake(fast)[0].meters_per_unit / fast.meters_per_unit
+    for lower, out in outs.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", footlock.FootLockWarning)
+            got = footlock.lock_feet(other, contacts=planted, lower_pelvis=lower)
+        want, _ = remake(out)
+        np.testing.assert_allclose(V.world(got)[:, index], V.world(want)[:, index], rtol=0,
+                                   atol=1e-6 * height, err_msg=f"lower_pelvis={lower}")
+
+
+@pytest.mark.parametrize("variant", ["random rest frames", "Z-up", "inches", "no names", "dummy root",
+                                     "+X bones, no names, Z-up, cm"])
+@pytest.mark.parametrize("pair", [("02_01", "02_03", 1.6, 0.3),
+                                  ("dataset-1_walk_normal_001", "dataset-1_run_happy_001", 3.0, 1.0)])
+def test_transitions_and_sync_blends_with_locked_feet_are_the_same_in_any_convention(pair, variant):
+    """Transitions and a sync blend with lock_feet=True (contacts detected on the sources, the
+    path re-anchored by their travel): the same world motion whatever convention the takes are
+    written in. The dead blend only where the joints' frames stay: its per-axis half-lives
+    (issue 11's, D. Holden's) are taken along each parent frame's axes, so other rest frames
+    give another blend (by up to 0.25 % of height on these switches)."""
+    a, b, ts, td = pair
+    src, dst = bvh.load(take_path(a)), bvh.load(take_path(b))
+    remake = _reexpressions(src)[variant]
+    (src_v, index), (dst_v, _) = remake(src), remake(dst)
+    bakes = {"inertialize": lambda s, d: transition.inertialize(s, d, ts, td, 0.3, lock_feet=True),
+             "sync": lambda s, d: sync.sync_blend(sync.loop_cycle(s), sync.loop_cycle(d), 0.5, 2.0,
+                                                  lock_feet=True)}
+    if variant in ("Z-up", "inches", "no names", "dummy root"):
+        bakes["dead"] = lambda s, d: transition.dead_blend(s, d, ts, td, 0.3, lock_feet=True)
+    for method, bake in bakes.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", footlock.FootLockWarning)
+            got = bake(src_v, dst_v)
+            want, _ = remake(bake(src, dst))
+        np.testing.assert_allclose(V.world(got)[:, index], V.world(want)[:, index], rtol=0,
+                                   atol=1e-6 * src_v.height, err_msg=method)
