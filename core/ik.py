@@ -170,6 +170,8 @@ def solve(a: Vec, b: Vec, c: Vec, hip_rot: Quat, knee_rot: Quat, t: Vec, *,
             """The bend axis where a leg is straight on every frame (of slice `at`)."""
             if bend is not None:
                 fb = np.asarray(bend, dtype=np.float64)
+                if fb.ndim > 1:  # one per frame
+                    fb = fb[at]
                 return _unit((fb[..., 0], fb[..., 1], fb[..., 2]))
             thigh = (-ab[0][at], -ab[1][at], -ab[2][at])
             least = np.argmin(np.stack([np.abs(thigh[0]), np.abs(thigh[1]), np.abs(thigh[2])]), axis=0)

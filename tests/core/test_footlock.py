@@ -110,6 +110,18 @@ def test_straight_legs_laid_end_to_end_take_their_own_legs_bend():
     for field in ("hip", "knee", "ankle"):
         np.testing.assert_array_equal(np.concatenate([np.stack(getattr(s, field)) for s in alone], axis=1),
                                       np.stack(getattr(laid, field)))
+    # A leg straight on every frame takes `bend`, given per frame too: each segment its own frames'.
+    straight = [tuple(x.copy() for x in one) for one in legs]
+    for one in straight:
+        one[2][:] = one[1] + np.array([0.0, -0.42, 0.0])
+    bends = [np.tile([1.0, 0.0, 0.0], (4, 1)), np.tile([0.0, 0.0, -1.0], (3, 1))]
+    alone = [ik.solve(*(tuple(x.T) for x in one), bend=bend)
+             for one, bend in zip(straight, bends, strict=True)]
+    laid = ik.solve(*(tuple(np.concatenate(x).T) for x in zip(*straight, strict=True)),
+                    bend=np.concatenate(bends), segments=[4])
+    for field in ("hip", "knee", "ankle"):
+        np.testing.assert_array_equal(np.concatenate([np.stack(getattr(s, field)) for s in alone], axis=1),
+                                      np.stack(getattr(laid, field)))
 
 
 def test_soft_reach_never_snaps_straight():
