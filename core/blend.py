@@ -242,7 +242,9 @@ def hands(clip: Clip) -> list[int]:
             return []
         top = max(tips)[1]
     head = set(skeleton.chain(parents, top))
-    head.update(np.flatnonzero(skeleton.descendants(parents, top)).tolist())
+    face = set(np.flatnonzero(skeleton.descendants(parents, top)).tolist())
+    if not face & {j for arm in clip.body.arms.values() for j in arm}:
+        head |= face  # eyes and jaw, unless the arms hang below that joint too
     return [j for j in range(clip.n_joints)
             if upper[j] and len(kids[j]) > 1 and j not in head and not any(below[c] for c in kids[j])]
 
