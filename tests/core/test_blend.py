@@ -288,6 +288,26 @@ def test_presets_on_cmu_02(cmu_clips):
     np.testing.assert_array_equal(blend.mask_preset(clip, "ALL"), np.ones(clip.n_joints))
 
 
+def test_hands_are_found_below_the_body_maps_head_not_the_rest_poses_highest_tip(cmu_clips):
+    """The head is the body map's (from the motion): a joint below it is no hand (eyes, jaw),
+    unless the arms hang below that joint too (its chain still is not)."""
+    import dataclasses
+
+    clip: Clip = cmu_clips("02_01")
+    neck = clip.names.index("Spine1")  # the shoulders hang from it
+    below_arms = clip.replace(body=dataclasses.replace(clip.body, head=neck))
+    assert [clip.names[j] for j in blend.hands(below_arms)] == ["LeftHand", "RightHand"]
+    # A head with a branching face: its eyes are not a hand.
+    eyes = clip.names.index("Head")
+    face = Clip([*clip.names, "LeftEye", "RightEye"], [*clip.parents, eyes, eyes],
+                np.concatenate([clip.offsets, [[1.0, 1.0, 1.0], [-1.0, 1.0, 1.0]]]),
+                np.concatenate([clip.rotations, np.tile([1.0, 0, 0, 0], (clip.n_frames, 2, 1))], axis=1),
+                np.concatenate([clip.positions, np.zeros((clip.n_frames, 2, 3))], axis=1), clip.fps,
+                name="with eyes")
+    face.positions[:, -2:] = face.offsets[-2:]
+    assert [face.names[j] for j in blend.hands(face)] == ["LeftHand", "RightHand"]
+
+
 def test_presets_on_cmu_131_where_the_wrist_holds_the_thumb(cmu_clips):
     clip: Clip = cmu_clips("131_01")
     assert named(clip, blend.mask_preset(clip, "LOWER_BODY")) == {
