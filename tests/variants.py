@@ -210,3 +210,33 @@ def moving_bone_first(clip: Clip) -> Variant:
     off = np.concatenate([np.zeros((1, 3)), clip.offsets])
     return _with_joints(clip, parents, ["MCH-eyes_parent", *clip.names], off, rot, pos, clip.end_parents + 1,
                         clip.end_offsets), np.arange(J) + 1
+
+
+def remakes(clip: Clip) -> dict[str, Callable[[Clip], Variant]]:
+    """The variants above by name, as functions of any clip of `clip`'s skeleton, so that one can
+    be applied to a function's input and to its output alike (the output re-expressed is the
+    oracle). Leg joints (for names) come from the body map of `clip`."""
+    legs = {side: [clip.body.legs[side][0], int(clip.parents[clip.body.feet[side][0]]), *clip.body.feet[side]]
+            for side in clip.body.legs}
+    arms = [j for side in clip.body.arms.values() for j in side]
+    unit = clip.meters_per_unit
+
+    def all_at_once(c: Clip) -> Variant:
+        anon, _ = renamed(bones_along_x(c)[0], legs, None)
+        return scaled(z_up(anon)[0], unit / 0.01)
+
+    return {
+        "bones along +X": bones_along_x,
+        "random rest frames": lambda c: random_frames(c, seed=11),
+        "arms-down rest": lambda c: arms_down(c, arms),
+        "Z-up": z_up,
+        "meters": lambda c: scaled(c, unit),
+        "inches": lambda c: scaled(c, unit / 0.0254),
+        "no names": lambda c: renamed(c, legs, None),
+        "unreal names": lambda c: renamed(c, legs, "unreal"),
+        "rigify names": lambda c: renamed(c, legs, "rigify"),
+        "dummy root": dummy_root,
+        "End Sites as joints": end_sites_as_joints,
+        "zero-length end joints": zero_length_ends,
+        "+X bones, no names, Z-up, cm": all_at_once,
+    }

@@ -26,28 +26,6 @@ VARIANTS = ["random rest frames", "bones along +X", "Z-up", "inches", "no names"
             "End Sites as joints", "+X bones, no names, Z-up, cm"]
 
 
-def _remakes(clip):
-    """Re-expressions as functions of a clip of this skeleton (so outputs can be re-expressed too)."""
-    legs = {side: [clip.body.legs[side][0], clip.parents[clip.body.feet[side][0]], *clip.body.feet[side]]
-            for side in clip.body.legs}
-    unit = clip.meters_per_unit
-
-    def all_at_once(c):
-        anon, _ = V.renamed(V.bones_along_x(c)[0], legs, None)
-        return V.scaled(V.z_up(anon)[0], unit / 0.01)
-
-    return {
-        "random rest frames": lambda c: V.random_frames(c, seed=5),
-        "bones along +X": V.bones_along_x,
-        "Z-up": V.z_up,
-        "inches": lambda c: V.scaled(c, unit / 0.0254),
-        "no names": lambda c: V.renamed(c, legs, None),
-        "dummy root": V.dummy_root,
-        "End Sites as joints": V.end_sites_as_joints,
-        "+X bones, no names, Z-up, cm": all_at_once,
-    }
-
-
 _LOADED: dict[str, tuple] = {}
 
 
@@ -93,7 +71,7 @@ def _number_makers(ts, td):
 @pytest.mark.parametrize("source", sorted(PAIRS))
 def test_every_bake_is_the_same_world_motion_in_any_convention(source, variant):
     src, dst, ts, td = _pair(source)
-    remake = _remakes(src)[variant]
+    remake = V.remakes(src)[variant]
     (src_v, index), (dst_v, _) = remake(src), remake(dst)
     height = src_v.height
     for name, make in _clip_makers(ts, td).items():
@@ -109,7 +87,7 @@ def test_every_bake_is_the_same_world_motion_in_any_convention(source, variant):
 @pytest.mark.parametrize("source", sorted(PAIRS))
 def test_every_measure_is_the_same_in_any_convention(source, variant):
     src, dst, ts, td = _pair(source)
-    remake = _remakes(src)[variant]
+    remake = V.remakes(src)[variant]
     src_v, dst_v = remake(src)[0], remake(dst)[0]
     for name, measure in _number_makers(ts, td).items():
         with warnings.catch_warnings():

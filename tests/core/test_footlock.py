@@ -233,40 +233,6 @@ def test_lock_feet_by_name_matches_the_body_map_and_checks_its_contacts():
 
 # -- the same world motion written in other conventions ------------------------------------------
 
-def _legs_by_map(clip):
-    return {side: [clip.body.legs[side][0], clip.parents[clip.body.feet[side][0]], *clip.body.feet[side]]
-            for side in clip.body.legs}
-
-
-def _reexpressions(clip):
-    """Re-expressions of a take (tests/variants.py) as functions, so that each can be applied to
-    lock_feet's input and to its output alike."""
-    legs = _legs_by_map(clip)
-    arms = [j for side in clip.body.arms.values() for j in side]
-    unit = clip.meters_per_unit
-
-    def all_at_once(c):
-        anon, _ = V.renamed(V.bones_along_x(c)[0], legs, None)
-        turned, _ = V.z_up(anon)
-        return V.scaled(turned, unit / 0.01)
-
-    return {
-        "bones along +X": V.bones_along_x,
-        "random rest frames": lambda c: V.random_frames(c, seed=11),
-        "arms-down rest": lambda c: V.arms_down(c, arms),
-        "Z-up": V.z_up,
-        "meters": lambda c: V.scaled(c, unit),
-        "inches": lambda c: V.scaled(c, unit / 0.0254),
-        "no names": lambda c: V.renamed(c, legs, None),
-        "unreal names": lambda c: V.renamed(c, legs, "unreal"),
-        "rigify names": lambda c: V.renamed(c, legs, "rigify"),
-        "dummy root": V.dummy_root,
-        "End Sites as joints": V.end_sites_as_joints,
-        "zero-length end joints": V.zero_length_ends,
-        "+X bones, no names, Z-up, cm": all_at_once,
-    }
-
-
 @pytest.fixture(scope="module", params=["02_01", "dataset-1_walk_happy_001"])
 def sliding(request):
     clip = bvh.load(take_path(request.param))
@@ -289,7 +255,7 @@ def test_lock_feet_reads_the_same_world_motion_the_same_in_any_convention(slidin
     world as locking the original does, written in that convention: lock_feet commutes with
     re-expression, with and without lower_pelvis."""
     fast, planted, outs = sliding
-    remake = _reexpressions(fast)[variant]
+    remake = V.remakes(fast)[variant]
     other, index = remake(fast)
     assert other.body.legs, other.body.problem
     height = fast.height * remake(fast)[0].meters_per_unit / fast.meters_per_unit
@@ -314,7 +280,7 @@ def test_transitions_and_sync_blends_with_locked_feet_are_the_same_in_any_conven
     give another blend (by up to 0.25 % of height on these switches)."""
     a, b, ts, td = pair
     src, dst = bvh.load(take_path(a)), bvh.load(take_path(b))
-    remake = _reexpressions(src)[variant]
+    remake = V.remakes(src)[variant]
     (src_v, index), (dst_v, _) = remake(src), remake(dst)
     bakes = {"inertialize": lambda s, d: transition.inertialize(s, d, ts, td, 0.3, lock_feet=True),
              "sync": lambda s, d: sync.sync_blend(sync.loop_cycle(s), sync.loop_cycle(d), 0.5, 2.0,
