@@ -193,8 +193,19 @@ def resolve_action(obj: Any, action: Any = None, slot: Any = None) -> tuple[Any,
                               "Editor, or name the action to use")
     slot = slot if slot is not None else compat.action_slot(action, obj)
     if compat.SLOTTED and slot is None:
-        raise BridgeError(f"action {action.name!r} has no slot for an object")
+        if not len(action.slots):  # an empty action (Blender makes a slot with the first key)
+            raise BridgeError(no_keys(action))
+        kinds = ", ".join(sorted({s.target_id_type.lower() for s in action.slots}))
+        raise BridgeError(f"action {action.name!r} animates no object (its slots are for: {kinds}): pick an "
+                          "action of the armature in the Action Editor")
     return action, slot
+
+
+def no_keys(action: Any, obj: Any = None) -> str:
+    """The message for an action with no keys to read (an empty action, or one keyed on no bone)."""
+    where = f" on the bones of {obj.name!r}" if obj is not None else ""
+    return (f"action {action.name!r} has no keys{where}: key the bones in it, or pick an action that has "
+            "keys (the Action Editor, or the action fields in the Stride sidebar)")
 
 
 class _Read(NamedTuple):
@@ -221,6 +232,8 @@ def _begin_read(obj: Any, action: Any, slot: Any, axis_forward: str, axis_up: st
     # Only bone curves make the motion: custom properties (event curves, a keyed blend weight)
     # must not stretch or misalign the frames read.
     curves = {(fc.data_path, fc.array_index): fc for fc in every if fc.data_path.startswith("pose.bones[")}
+    if not any(len(fc.keyframe_points) for fc in curves.values()):
+        raise BridgeError(no_keys(action, obj))
     _check_animated_bones(obj, action, curves)
     settings = import_settings(obj, axis_forward, axis_up, global_scale, action)
     names, parents = skeleton(obj, settings)
