@@ -1109,7 +1109,8 @@ def clip_to_action(clip: Clip, obj: Any, name: str, *, frame_start: float | None
     own rotation mode. Bones move only where the clip has
     position channels or translations that differ from the rest offsets. Never touches an existing
     action; with `assign`, the new action becomes the active one and the previously active action
-    gets a fake user so that it is not lost on save.
+    gets a fake user so that it is not lost on save. The new action has a fake user too: every
+    action Stride makes (imports, bakes) survives saving the file once nothing plays it.
     """
     _require_armature(obj)
     settings = import_settings(obj, axis_forward, axis_up, global_scale)
@@ -1144,7 +1145,7 @@ def clip_to_action(clip: Clip, obj: Any, name: str, *, frame_start: float | None
         raise BridgeError(f"{obj.name!r} is in NLA tweak mode, where its action cannot change: leave "
                           "it (Tab in the NLA Editor), then try again")
     action, slot = compat.new_action(name, obj)
-    action.use_fake_user = not assign
+    action.use_fake_user = True
     try:
         bag = compat.channelbag(action, slot, create=True)
         for j, bone in enumerate(names):

@@ -101,3 +101,44 @@ def test_bakes_report_progress_while_writing_keys(scene, stride):
         bake(seen.append)
         assert seen[0] == 0.5 and 0.9 < seen[-1] <= 1.0 and len(seen) > 10
         assert all(b >= a for a, b in itertools.pairwise(seen))
+
+
+def test_every_bake_survives_saving_once_the_armature_plays_its_source_again(scene, stride, tmp_path):
+    """An afternoon's bakes on imported CMU takes (a transition, a sync blend, Lock Feet, an NLA
+    bake), each followed by playing the source again, and an import whose armature is deleted:
+    saved and opened again, every action is there with its keys (Blender drops what has no user)."""
+    scene.render.fps = 120
+    folder = cmu_path("02_01").parent
+    assert bpy.ops.stride.import_bvh(directory=str(folder), files=[{"name": "02_01.bvh"},
+                                                                   {"name": "02_03.bvh"}]) == {"FINISHED"}
+    assert bpy.ops.stride.import_bvh(filepath=str(cmu_path("09_01"))) == {"FINISHED"}
+    bpy.data.objects.remove(bpy.data.objects["09_01"])  # its action is left with no armature
+    walk = bpy.data.objects["02_01"]
+    bpy.context.view_layer.objects.active = walk
+    source = bpy.data.actions["02_01"]
+    track = walk.animation_data.nla_tracks.new()
+    first = track.strips.new("walk", 1, source)
+    track.strips.new("run", int(first.frame_end), bpy.data.actions["02_03"])
+    baked = []
+    for bake in (lambda: bpy.ops.stride.bake_transition(source_time=1.0, target_action="02_03"),
+                 lambda: bpy.ops.stride.bake_sync_blend(action_a="02_01", action_b="02_03", duration=2.0),
+                 lambda: bpy.ops.stride.lock_feet(),
+                 lambda: bpy.ops.stride.bake_nla_track(track=track.name)):
+        assert bake() == {"FINISHED"}
+        action = walk.animation_data.action
+        assert action != source and action.use_fake_user
+        baked.append(action.name)
+        stride.compat.assign(walk, source, stride.compat.action_slot(source, walk))  # play the source again
+    assert len(set(baked)) == 4
+    keys = {name: sum(len(fc.keyframe_points) for fc in stride.compat.fcurves(
+        bpy.data.actions[name], stride.compat.action_slot(bpy.data.actions[name], walk))) for name in baked}
+    assert all(keys.values()) and not any(bpy.data.actions[name].users - 1 for name in baked)  # the fake user
+    path = tmp_path / "afternoon.blend"
+    assert bpy.ops.wm.save_as_mainfile(filepath=str(path)) == {"FINISHED"}
+    bpy.ops.wm.open_mainfile(filepath=str(path))
+    walk = bpy.data.objects["02_01"]
+    assert {"02_01", "02_03", "09_01", *baked} <= {a.name for a in bpy.data.actions}
+    for name, count in keys.items():
+        action = bpy.data.actions[name]
+        assert sum(len(fc.keyframe_points) for fc in stride.compat.fcurves(
+            action, stride.compat.action_slot(action, walk))) == count, name
