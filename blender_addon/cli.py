@@ -36,6 +36,7 @@ from .options import (
     default,
     help_of,
 )
+from .wording import CLI
 
 FEET_HELP = ("the two ankle joints, LEFT,RIGHT (default: the armature's Left/Right Foot, else the ones "
              "the body map finds); on a .blend's armature they are kept as its feet")
@@ -251,11 +252,12 @@ def main(argv: Sequence[str]) -> int:
     error = ""
     code = 1
     # The core's warnings (contacts in doubt, events merged, ...) go to stderr once the command ends.
-    with jobs.core_warnings() as warned, bridge.read_notes() as reads:
+    # Core messages in the CLI's words (its flags, where they give Python advice).
+    with jobs.core_warnings(face=CLI) as warned, bridge.read_notes() as reads:
         try:
             code = _run(args)
         except jobs.USER_ERRORS as exc:
-            error = str(exc)
+            error = jobs.in_user_words(str(exc), face=CLI)
         except RuntimeError as exc:  # bpy.ops failures (e.g. a .blend that cannot be opened)
             error = str(exc).strip().removeprefix("Error:").strip()  # Blender's own prefix, once is enough
     for note in reads:  # which source each action was read from, and why
@@ -335,6 +337,7 @@ def _events(args: argparse.Namespace) -> int:
         action, counts, feet = jobs.detect_footsteps(obj, options=_options(FootstepOptions, args))
         _, written = jobs.write_event_curves(obj, options=_options(EventOptions, args))
         steps = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+        feet = jobs.in_user_words(feet, face=CLI)  # the body map's doubts say how to choose other feet
         print(f"stride: {obj.name} / {action.name}: {steps}; {feet}; curves {', '.join(written)}")
     jobs.save_blend(args.out)
     print(f"stride: wrote {args.out}")
@@ -350,14 +353,15 @@ def _lock_feet(args: argparse.Namespace) -> int:
         bpy.ops.wm.open_mainfile(filepath=str(source))
         obj = jobs.find_armature(args.armature)
         _choose_feet(args, obj)
-        act, clip, notes = jobs.lock_feet_action(obj, options=options, lower_pelvis="--lower-pelvis")
+        act, clip, notes = jobs.lock_feet_action(obj, options=options, lower_pelvis="--lower-pelvis",
+                                                 face=CLI)
         for note in notes[1:]:
             print(f"stride lock-feet: warning: {note}", file=sys.stderr)
         _save_baked(clip, args.out)
         print(f"stride: {act.name!r}: {clip.n_frames} frames ({notes[0]}); wrote {args.out}")
         return 0
     clip = _with_feet(args, bvh.load(source))
-    out, notes = jobs.lock_feet_clip(clip, options=options, lower_pelvis="--lower-pelvis")
+    out, notes = jobs.lock_feet_clip(clip, options=options, lower_pelvis="--lower-pelvis", face=CLI)
     for note in notes[1:]:
         print(f"stride lock-feet: warning: {note}", file=sys.stderr)
     _write_clip(out, source, args.out, f"{clip.name} (feet locked)")

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 import bpy
 import numpy as np
 
-from . import bridge, compat
+from . import bridge, compat, wording
 from .core import bvh
 from .core.clip import Clip
 from .options import (
@@ -35,6 +35,7 @@ from .options import (
     TransitionOptions,
     label_of,
 )
+from .wording import UI, Face
 
 
 class JobError(ValueError):
@@ -44,24 +45,24 @@ class JobError(ValueError):
 USER_ERRORS = (JobError, bridge.BridgeError, bvh.BVHError, ValueError, OSError)
 
 # Core warnings name the core's keywords; a command tells the user its own option instead, or
-# nothing where it has no such option (a transition's feet lock without Lower Pelvis).
+# nothing where it has no such option (a transition's feet lock without Lower Pelvis). Everything
+# else about the core's words is wording.in_user_words's (the one place; see there).
 LOWER_PELVIS_HINT = ". lower_pelvis=True lowers the pelvis instead"
 NO_CORE_WORDS = {LOWER_PELVIS_HINT: ""}
 
 
-def in_user_words(message: str, words: Mapping[str, str] = NO_CORE_WORDS) -> str:
-    """A core message with each phrase of `words` replaced by what the user knows it as."""
-    for core, user in words.items():
-        message = message.replace(core, user)
-    return message
+def in_user_words(message: str, words: Mapping[str, str] = NO_CORE_WORDS, face: Face = UI) -> str:
+    """A core message as the user of `face` reads it (wording.in_user_words: UI, Blender's
+    panels; CLI, flags), each phrase of `words` first replaced by what the command offers."""
+    return wording.in_user_words(message, words, face)
 
 
 @contextmanager
-def core_warnings(words: Mapping[str, str] = NO_CORE_WORDS) -> Iterator[list[str]]:
+def core_warnings(words: Mapping[str, str] = NO_CORE_WORDS, face: Face = UI) -> Iterator[list[str]]:
     """The warnings the core raises inside the block (EventWarning, ContactWarning, FootLockWarning,
-    BodyWarning, ...: every UserWarning), as messages in user words, each once, in the list
-    yielded (filled when the block ends, even by an error), for an operator's report or the CLI's
-    stderr. Other warnings are shown as usual."""
+    BodyWarning, ...: every UserWarning), as messages in user words (`face`'s), each once, in the
+    list yielded (filled when the block ends, even by an error), for an operator's report or the
+    CLI's stderr. Other warnings are shown as usual."""
     messages: list[str] = []
     caught: list[warnings.WarningMessage] = []
     try:
@@ -71,7 +72,7 @@ def core_warnings(words: Mapping[str, str] = NO_CORE_WORDS) -> Iterator[list[str
     finally:
         for w in caught:
             if issubclass(w.category, UserWarning):
-                text = in_user_words(str(w.message), words)
+                text = in_user_words(str(w.message), words, face)
                 if text not in messages:
                     messages.append(text)
             else:
@@ -272,27 +273,28 @@ def contact_masks(act: Any, slot: Any, timing: bridge.Timing, clip: Clip) -> dic
 
 
 def lock_feet_action(obj: Any, *, options: LockFeetOptions, progress: Callable[[float], None] | None = None,
-                     lower_pelvis: str = label_of(LockFeetOptions, "lower_pelvis")
+                     lower_pelvis: str = label_of(LockFeetOptions, "lower_pelvis"), face: Face = UI
                      ) -> tuple[Any, Clip, list[str]]:
     """A new action with the planted feet of the action (the active one by default) held where they
     land: (action, clip, notes). Contacts come from the action's `stride_contact_L/R` curves when
     it has them (Write Event Curves; edit them to say where a foot is planted), else they are
-    detected (Foot Speed 0: Auto). `lower_pelvis`: as for lock_feet_clip."""
+    detected (Foot Speed 0: Auto). `lower_pelvis`, `face`: as for lock_feet_clip."""
     from . import carry
 
     act, slot, clip, timing = _armature_action(obj, options.action, options.source)
     out, notes = lock_feet_clip(clip, options=options, masks=contact_masks(act, slot, timing, clip),
-                                lower_pelvis=lower_pelvis)
+                                lower_pelvis=lower_pelvis, face=face)
     result = write_result(obj, out, f"{act.name} (feet locked)", timing, source=act, progress=progress,
                           pieces=[carry.Piece(act, slot)])
     return result, out, notes
 
 
 def lock_feet_clip(clip: Clip, *, options: LockFeetOptions, masks: dict[str, np.ndarray] | None = None,
-                   lower_pelvis: str = label_of(LockFeetOptions, "lower_pelvis")) -> tuple[Clip, list[str]]:
+                   lower_pelvis: str = label_of(LockFeetOptions, "lower_pelvis"),
+                   face: Face = UI) -> tuple[Clip, list[str]]:
     """`clip` with its planted feet held: (clip, notes: where the contacts came from, then any doubt
-    about them or the lock). `masks`: the contacts, else detected. `lower_pelvis`: that option's
-    name, as the user knows it (the CLI's flag), for the notes."""
+    about them or the lock, in `face`'s words). `masks`: the contacts, else detected. `lower_pelvis`:
+    that option's name, as the user knows it (the CLI's flag), for the notes."""
     from .core import contacts, footlock
 
     notes = ["contacts from the action's stride_contact curves" if masks is not None else "contacts detected"]
@@ -303,7 +305,7 @@ def lock_feet_clip(clip: Clip, *, options: LockFeetOptions, masks: dict[str, np.
         out = footlock.lock_feet(clip, contacts=masks, blend_time=options.blend_time,
                                  lower_pelvis=options.lower_pelvis)
     words = {LOWER_PELVIS_HINT: f". {lower_pelvis} lowers the pelvis instead"}
-    notes += [in_user_words(str(w.message), words) for w in caught
+    notes += [in_user_words(str(w.message), words, face) for w in caught
               if issubclass(w.category, (footlock.FootLockWarning, contacts.ContactWarning))]
     return out, notes
 
@@ -679,7 +681,8 @@ def bake_nla_track(obj: Any, *, options: NlaBakeOptions,
 WEIGHT_PROPERTY = "stride_blend_weight"
 
 SYNC_LABELS = {"frames_a": "A Frames", "frames_b": "B Frames", "mode": "Cycle Length", "mask": "Mask",
-               "duration": "Duration", "cycle_hint": "Run Detect Footsteps on it, or give its cycle's frames",
+               "duration": "Duration",
+               "cycle_hint": "Run Detect Footsteps on it, or give its cycle's frames (A Frames, B Frames)",
                "allow_mismatch": "Allow Mismatch"}
 
 

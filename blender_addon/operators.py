@@ -30,7 +30,9 @@ from .properties import field_property, settings_options
 class _JobOperator(bpy.types.Operator):
     """One `execute` for every operator: `run` does the work; a user error is reported, not raised,
     and the warnings the core raises on the way are reported as warnings. `needs`: what the
-    operator needs in the context (`jobs.unmet`), its poll's test and message."""
+    operator needs in the context (`jobs.unmet`), its poll's test and message. Every report and
+    poll message is in the UI's words (`tell`, `refuse`: jobs.in_user_words, never a Python
+    argument or a name of the code)."""
 
     needs = ""
 
@@ -42,8 +44,12 @@ class _JobOperator(bpy.types.Operator):
     @classmethod
     def refuse(cls, reason: str) -> bool:
         """False, with the reason shown in the button's tooltip."""
-        cls.poll_message_set(reason)
+        cls.poll_message_set(jobs.in_user_words(reason))
         return False
+
+    def tell(self, level: str, message: str) -> None:
+        """Report `message` (INFO, WARNING or ERROR) in the UI's words: every report goes here."""
+        self.report({level}, jobs.in_user_words(message))  # type: ignore[arg-type]
 
     def run(self, context: Any) -> set[str]:
         raise NotImplementedError
@@ -57,11 +63,11 @@ class _JobOperator(bpy.types.Operator):
             except jobs.USER_ERRORS as exc:
                 error = str(exc)
         for note in reads:  # which source each action was read from, and why
-            self.report({"INFO"}, note)
+            self.tell("INFO", note)
         for message in warned:
-            self.report({"WARNING"}, message)
+            self.tell("WARNING", message)
         if error:
-            self.report({"ERROR"}, error)
+            self.tell("ERROR", error)
         return result
 
 
@@ -104,17 +110,18 @@ class STRIDE_OT_import_bvh(_JobOperator, ImportHelper):
         paths = [str(Path(self.directory) / f.name) for f in self.files if f.name] if self.directory else []
         paths = paths or ([self.filepath] if self.filepath else [])
         if not paths:
-            self.report({"ERROR"}, "Choose a .bvh file to import")
+            self.tell("ERROR", "Choose a .bvh file to import")
             return {"CANCELLED"}
         with _progress(context) as step:
             done, failed = jobs.import_files(context, paths, options=from_source(ImportOptions, self),
                                              progress=step)
         for message in failed:
-            self.report({"WARNING"} if done else {"ERROR"}, message)
+            self.tell("WARNING" if done else "ERROR", message)
         if not done:
             return {"CANCELLED"}
-        names = ", ".join(obj.name for obj, _ in done[:3]) + (" ..." if len(done) > 3 else "")
-        self.report({"INFO"}, f"Imported {len(done)} of {len(paths)} BVH file(s): {names}")
+        names = ", ".join(f"action {action.name!r} on armature {obj.name!r}" for obj, action in done[:3])
+        self.tell("INFO", f"Imported {len(done)} of {len(paths)} BVH file(s): {names}"
+                          + (" ..." if len(done) > 3 else ""))
         return {"FINISHED"}
 
 
@@ -151,7 +158,7 @@ class STRIDE_OT_export_bvh(_JobOperator, ExportHelper):  # type: ignore[misc]
     def run(self, context: Any) -> set[str]:
         clip = jobs.export_bvh(jobs.find_armature(context=context), self.filepath,
                                options=from_source(ExportOptions, self))
-        self.report({"INFO"}, f"Exported {clip.n_frames} frames of {clip.name!r} to {self.filepath}")
+        self.tell("INFO", f"Exported {clip.n_frames} frames of {clip.name!r} to {self.filepath}")
         return {"FINISHED"}
 
 
@@ -194,8 +201,8 @@ class STRIDE_OT_detect_footsteps(_ActionOperator):
         found = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
         # A doubt about which joints are the feet is a warning the user should see.
         doubt = any(word in feet for word in ("disagree", "mirrored", "never plants", "do not alternate"))
-        self.report({"WARNING"} if doubt else {"INFO"},
-                    f"{act.name}: {found} (pose markers; exact times in stride_events); {feet}")
+        self.tell("WARNING" if doubt else "INFO",
+                  f"{act.name}: {found} (pose markers; exact times in stride_events); {feet}")
         return {"FINISHED"}
 
 
@@ -216,7 +223,7 @@ class STRIDE_OT_write_event_curves(_ActionOperator):
 
     def run(self, context: Any) -> set[str]:
         act, written = jobs.write_event_curves(self.target(context), options=from_source(EventOptions, self))
-        self.report({"INFO"}, f"{act.name}: wrote {', '.join(written)}")
+        self.tell("INFO", f"{act.name}: wrote {', '.join(written)}")
         return {"FINISHED"}
 
 
@@ -239,7 +246,7 @@ class STRIDE_OT_detect_events_from_curves(_ActionOperator):
         act, counts = jobs.detect_events_from_curves(self.target(context),
                                                      options=from_source(DecodeOptions, self))
         found = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-        self.report({"INFO"}, f"{act.name}: {found}")
+        self.tell("INFO", f"{act.name}: {found}")
         return {"FINISHED"}
 
 
@@ -270,7 +277,7 @@ class STRIDE_OT_bake_transition(_ActionOperator):
         with _progress(context) as step:
             options = from_source(TransitionOptions, self)
             action, clip = jobs.bake_transition(self.target(context), options=options, progress=step)
-        self.report({"INFO"}, f"Baked {action.name!r}: {clip.n_frames} frames")
+        self.tell("INFO", f"Baked action {action.name!r}: {clip.n_frames} frames")
         return {"FINISHED"}
 
 
@@ -296,7 +303,7 @@ class STRIDE_OT_bake_nla_track(_ActionOperator):
         with _progress(context) as step:
             options = from_source(NlaBakeOptions, self)
             action, clip = jobs.bake_nla_track(self.target(context), options=options, progress=step)
-        self.report({"INFO"}, f"Baked {action.name!r}: {clip.n_frames} frames")
+        self.tell("INFO", f"Baked action {action.name!r}: {clip.n_frames} frames")
         return {"FINISHED"}
 
 
@@ -331,7 +338,7 @@ class STRIDE_OT_bake_sync_blend(_ActionOperator):
             options = from_source(SyncOptions, self)
             action, clip, used = jobs.bake_sync_blend(self.target(context), options=options, progress=step)
         weight = f" at weight {used:.3f}" if used is not None else ""
-        self.report({"INFO"}, f"Baked {action.name!r}{weight}: {clip.n_frames} frames")
+        self.tell("INFO", f"Baked action {action.name!r}{weight}: {clip.n_frames} frames")
         return {"FINISHED"}
 
 
@@ -378,8 +385,8 @@ class STRIDE_OT_lock_feet(_ActionOperator):
             options = from_source(LockFeetOptions, self)
             act, clip, notes = jobs.lock_feet_action(self.target(context), options=options, progress=step)
         for note in notes[1:]:
-            self.report({"WARNING"}, note)
-        self.report({"INFO"}, f"{act.name}: {clip.n_frames} frames, {notes[0]}")
+            self.tell("WARNING", note)
+        self.tell("INFO", f"Baked action {act.name!r}: {clip.n_frames} frames, {notes[0]}")
         return {"FINISHED"}
 
 
@@ -403,7 +410,7 @@ class STRIDE_OT_find_target_time(_ActionOperator):
         seconds = jobs.find_target_time(self.target(context),
                                         options=settings_options(TransitionOptions, settings))
         settings.target_time = seconds
-        self.report({"INFO"}, f"Target Time {seconds:.3f} s")
+        self.tell("INFO", f"Target Time {seconds:.3f} s")
         return {"FINISHED"}
 
 

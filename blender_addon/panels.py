@@ -51,7 +51,7 @@ def status(context: Any) -> list[tuple[str, Any]]:
 def footstep_lines(preview: jobs.FootstepPreview) -> list[str]:
     """What Detect Footsteps will find, as the Events panel shows it."""
     if preview.problem:
-        return wrap(preview.problem)
+        return wrap(jobs.in_user_words(preview.problem))
     cadence = f", {preview.cadence:.0f} steps/min" if math.isfinite(preview.cadence) else ""
     return [f"{sum(preview.steps.values())} steps ({_per_foot(preview.steps)}){cadence}"]
 
@@ -74,7 +74,7 @@ def sync_lines(preview: jobs.SyncPreview, fps: float) -> list[str]:
                      f"({preview.cycle_seconds * fps:.1f} fr), {preview.speed_mps:.2f} m/s")
     if all(math.isfinite(v) for v in preview.speed_range):
         lines.append(f"Speeds {preview.speed_range[0]:.2f} - {preview.speed_range[1]:.2f} m/s")
-    return lines + (wrap(preview.problem) if preview.problem else [])
+    return lines + (wrap(jobs.in_user_words(preview.problem)) if preview.problem else [])
 
 
 def wrap(text: str, width: int = 42) -> list[str]:

@@ -18,7 +18,7 @@ import bpy
 import numpy as np
 from bpy.props import EnumProperty, PointerProperty, StringProperty
 
-from . import bridge, compat
+from . import bridge, compat, jobs
 from .core import armature
 from .options import FootstepOptions
 from .panels import StridePanel
@@ -117,15 +117,16 @@ class STRIDE_OT_feet_preset(bpy.types.Operator):
             obj = _armature(context)
             left, right = preset_feet(obj.data.bones.keys(), self.preset)
         except bridge.BridgeError as exc:
-            self.report({"ERROR"}, str(exc))
+            self.report({"ERROR"}, jobs.in_user_words(str(exc)))
             return {"CANCELLED"}
         except KeyError as exc:
             label = PRESETS[self.preset][0]
-            self.report({"ERROR"}, f"{obj.name!r} has no bone {exc.args[0]!r}: not a {label} rig; choose "
-                                   "the feet by name in the Rig panel")
+            said = (f"{obj.name!r} has no bone {exc.args[0]!r}: not a {label} rig; choose the feet by name "
+                    "in the Rig panel")
+            self.report({"ERROR"}, jobs.in_user_words(said))
             return {"CANCELLED"}
         obj.stride.left_foot, obj.stride.right_foot = left, right
-        self.report({"INFO"}, f"Feet {left}, {right} ({PRESETS[self.preset][0]})")
+        self.report({"INFO"}, jobs.in_user_words(f"Feet {left}, {right} ({PRESETS[self.preset][0]})"))
         return {"FINISHED"}
 
 
@@ -164,9 +165,9 @@ class STRIDE_OT_find_feet(bpy.types.Operator):
                 raise bridge.BridgeError(f"no legs found in {clip.name!r}: {b.problem}")
             bridge.remember_feet(obj, clip)
         except bridge.BridgeError as exc:
-            self.report({"ERROR"}, str(exc))
+            self.report({"ERROR"}, jobs.in_user_words(str(exc)))
             return {"CANCELLED"}
-        self.report({"INFO"}, f"Feet {s.left_foot}, {s.right_foot} (from {s.found_from})")
+        self.report({"INFO"}, jobs.in_user_words(f"Feet {s.left_foot}, {s.right_foot} (from {s.found_from})"))
         return {"FINISHED"}
 
 
@@ -198,7 +199,8 @@ def body_lines(obj: Any) -> list[tuple[str, str]]:
     if key not in _SHOWN:
         if len(_SHOWN) > 16:
             _SHOWN.clear()
-        _SHOWN[key] = _read_lines(obj, action)
+        # In the UI's words: a body map's problem and doubts are the core's, written for Python.
+        _SHOWN[key] = [(jobs.in_user_words(text), icon) for text, icon in _read_lines(obj, action)]
     return _SHOWN[key]
 
 

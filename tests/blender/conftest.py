@@ -43,6 +43,21 @@ def _install() -> object:
 
 STRIDE = _install()
 
+import reports  # noqa: E402  (tests/blender: after sys.path has it)
+
+reports.watch()  # every report of Stride's operators, for test_messages' last test
+
+
+@pytest.fixture(autouse=True)
+def _reports_name_their_test(request):
+    reports.TEST[0] = request.node.nodeid
+
+
+def pytest_collection_modifyitems(items):
+    """The check of every report the tests made runs last, after the tests that made them."""
+    last = [item for item in items if item.name == reports.LAST_TEST]
+    items[:] = [item for item in items if item.name != reports.LAST_TEST] + last
+
 
 @pytest.fixture(scope="session")
 def stride():
