@@ -502,7 +502,8 @@ def _transition(args: argparse.Namespace) -> int:
     halflife = {} if args.halflife is None else {"halflife_mode": "FIXED", "halflife": args.halflife}
     options = _options(TransitionOptions, args, method=args.method.upper(), **halflife)
     if args.target_time is None:  # --dst-at auto
-        found = jobs.best_target_time(src, dst, options.source_time, TRANSITION_LABELS["source_time"])
+        found = jobs.best_target_time(src, dst, options.source_time, TRANSITION_LABELS["source_time"],
+                                      itself=Path(args.a).resolve() == Path(args.b).resolve())
         options = dataclasses.replace(options, target_time=found)
         print(f"stride: --dst-at auto: {found:.3f} s")
     clip = jobs.transition_clip(src, dst, options=options, labels=TRANSITION_LABELS)

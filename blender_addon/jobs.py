@@ -85,7 +85,7 @@ ARMATURE, ACTION, TWO_ACTIONS, NLA_TRACK = "ARMATURE", "ACTION", "TWO_ACTIONS", 
 
 def unmet(context: Any, need: str) -> str:
     """Why a command that needs `need` (ARMATURE, ACTION: an armature with an action, TWO_ACTIONS:
-    and a second action to go into or blend with, NLA_TRACK: an armature with NLA strips) cannot run
+    and a second action to blend with, NLA_TRACK: an armature with NLA strips) cannot run
     in `context`, as a poll message; '' when it can. Cheap: polls and panels call it on every
     redraw."""
     try:
@@ -105,7 +105,7 @@ def unmet(context: Any, need: str) -> str:
     if adt is None or adt.action is None:
         return f"{obj.name!r} has no action: import a BVH take, or assign an action in the Action Editor"
     if need == TWO_ACTIONS and len(bpy.data.actions) < 2:
-        return f"No second action to go into or blend with: import another take (only {adt.action.name!r})"
+        return f"No second action to blend with: import another take (only {adt.action.name!r})"
     return ""
 
 
@@ -517,18 +517,38 @@ def find_target_time(obj: Any, *, options: TransitionOptions) -> float:
                           bridge.read_action(obj, dst_action, source=options.source))
     for act in (src_action, dst_action):
         bridge.check_skeleton(obj, act, options.allow_mismatch)
-    return best_target_time(src, dst, options.source_time)
+    return best_target_time(src, dst, options.source_time, itself=src_action == dst_action)
 
 
-def best_target_time(src: Clip, dst: Clip, source_time: float, label: str = "Source Time") -> float:
-    """transition.best_target_time, with the source time checked and named as the user sees it."""
+# A take going into itself: the target is looked for this far from the source time at least (the
+# frames next to it continue it trivially), after it, else before it.
+ITSELF_APART = 0.5  # seconds
+
+
+def best_target_time(src: Clip, dst: Clip, source_time: float, label: str = "Source Time",
+                     itself: bool = False) -> float:
+    """transition.best_target_time, with the source time checked and named as the user sees it.
+    `itself`: dst is src (a take into another time of itself): the times within ITSELF_APART of
+    the source time are left out; the later part of the take is searched, the earlier where the
+    later is too short."""
     from .core import transition
 
     if not 0.0 <= source_time <= src.duration + 0.5 / src.fps:
         raise JobError(f"{label} {source_time:g} s is outside {src.name!r}, which lasts "
                        f"{src.duration:.2f} s")
     src.check_compatible(dst)
-    return float(transition.best_target_time(src, source_time, dst))
+    search = None
+    if itself:
+        later, earlier = source_time + ITSELF_APART, source_time - ITSELF_APART
+        start = dst.motion_start / dst.fps
+        if later + 2.0 / dst.fps <= dst.duration:
+            search = (later, dst.duration)
+        elif earlier - 2.0 / dst.fps >= start:
+            search = (start, earlier)
+        else:
+            raise JobError(f"{dst.name!r} lasts {dst.duration:.2f} s: too short to go into another time of "
+                           f"itself, {ITSELF_APART:g} s or more from {label} ({source_time:g} s)")
+    return float(transition.best_target_time(src, source_time, dst, search=search))
 
 
 BAKED_FROM = "stride_baked_from"  # on a baked action: the name of the action it was baked from

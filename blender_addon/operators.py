@@ -251,13 +251,12 @@ class STRIDE_OT_detect_events_from_curves(_ActionOperator):
 
 
 class STRIDE_OT_bake_transition(_ActionOperator):
-    """Bake a transition from one action into another as a new action on the armature
-    (dead blending by default); the source actions are not changed"""
+    """Bake a transition from one action into another, or into another time of itself, as a new
+    action on the armature (dead blending by default); the source actions are not changed"""
 
     bl_idname = "stride.bake_transition"
     bl_label = "Bake Transition"
-    bl_options = {"REGISTER", "UNDO"}
-    needs = jobs.TWO_ACTIONS
+    bl_options = {"REGISTER", "UNDO"}  # one action is enough: a take goes into another time of itself
 
     source_action: field_property(TransitionOptions, "source_action")  # type: ignore[valid-type]
     source_time: field_property(TransitionOptions, "source_time")  # type: ignore[valid-type]
@@ -397,7 +396,6 @@ class STRIDE_OT_find_target_time(_ActionOperator):
     bl_idname = "stride.find_target_time"
     bl_label = "Find Target Time"
     bl_options = {"REGISTER", "UNDO"}
-    needs = jobs.TWO_ACTIONS
 
     @classmethod
     def poll(cls, context: Any) -> bool:

@@ -212,8 +212,7 @@ class VIEW3D_PT_stride_transition(StridePanel, bpy.types.Panel):
         col.prop(s, "blend_time")
         col.prop(s, "method")
         col.prop(s, "lock_feet")
-        _button(layout, context, "stride.bake_transition", TransitionOptions, jobs.TWO_ACTIONS,
-                "IPO_EASE_IN_OUT")
+        _button(layout, context, "stride.bake_transition", TransitionOptions, jobs.ACTION, "IPO_EASE_IN_OUT")
 
 
 def _time_row(layout: Any, settings: Any, name: str, which: str) -> Any:

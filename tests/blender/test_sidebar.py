@@ -73,12 +73,13 @@ def test_polls_say_what_is_missing(scene, stride):
     assert " ".join(texts[1:]) == ("'02_01' has no action: import a BVH take, or assign an action in the "
                                    "Action Editor")
     stride.compat.assign(walk, action)
-    # One action: Events run; a transition or a blend needs a second; the NLA bake needs strips.
+    # One action: Events run, and a transition (into another time of the take); a blend needs a
+    # second action; the NLA bake needs strips.
     assert all(panel_polls(stride).values())
     assert bpy.ops.stride.detect_footsteps.poll() and bpy.ops.stride.pick_time.poll()
-    assert not bpy.ops.stride.bake_transition.poll() and not bpy.ops.stride.bake_sync_blend.poll()
-    with pytest.raises(RuntimeError, match=r"poll\(\) No second action to go into or blend with"):
-        bpy.ops.stride.bake_transition()
+    assert bpy.ops.stride.bake_transition.poll() and not bpy.ops.stride.bake_sync_blend.poll()
+    with pytest.raises(RuntimeError, match=r"poll\(\) No second action to blend with"):
+        bpy.ops.stride.bake_sync_blend()
     with pytest.raises(RuntimeError, match=r"poll\(\) '02_01' has no NLA tracks: push actions down"):
         bpy.ops.stride.bake_nla_track()
     blender_import(cmu_path("02_03"), rotate_mode="QUATERNION")

@@ -183,3 +183,47 @@ def test_cli_transition_and_sequence_write_files_blender_can_import(stride, tmp_
     bpy.ops.wm.open_mainfile(filepath=str(seq))
     assert any(a.name.startswith("sequence") for a in bpy.data.actions)
     assert stride.cli.main(["sequence", "nofile@x:y", "--out", str(tmp_path / "x.bvh")]) == 1
+
+
+def test_a_take_goes_into_a_later_time_of_itself_as_into_a_copy_of_it(scene, stride):
+    """With one action in the file, Bake Transition is offered; a walk into a later part of itself
+    bakes as the same walk into a second copy of it does (length, markers, motion), and as the core
+    blends the take with itself. Find Target Time finds a time a whole cycle on, not the frames next
+    to Source Time."""
+    scene.render.fps = 120
+    walk = blender_import(cmu_path("02_01"), rotate_mode="QUATERNION")
+    assert len(bpy.data.actions) == 1
+    assert bpy.ops.stride.bake_transition.poll()
+    assert bpy.ops.stride.detect_footsteps() == {"FINISHED"}  # markers, carried into the bakes
+    assert bpy.ops.stride.bake_transition(source_time=1.0, target_action="02_01", target_time=2.0,
+                                          blend_time=0.3) == {"FINISHED"}
+    itself = walk.animation_data.action
+    assert itself.name == "02_01 > 02_01 (dead)"
+    copy = blender_import(cmu_path("02_01"), rotate_mode="QUATERNION")
+    assert bpy.ops.stride.detect_footsteps() == {"FINISHED"}
+    bpy.context.view_layer.objects.active = walk
+    assert bpy.ops.stride.bake_transition(source_action="02_01", source_time=1.0,
+                                          target_action=copy.animation_data.action.name, target_time=2.0,
+                                          blend_time=0.3) == {"FINISHED"}
+    into_copy = walk.animation_data.action
+    lengths = [{len(k) for k in keys_of(stride, walk, action)} for action in (itself, into_copy)]
+    assert lengths[0] == lengths[1]
+    assert sorted((m.frame, m.name) for m in itself.pose_markers) == \
+        sorted((m.frame, m.name) for m in into_copy.pose_markers)
+    assert [m.frame for m in itself.pose_markers if m.name == "Transition"] == [1 + 120]
+    got = stride.bridge.action_to_clip(walk, itself)
+    assert_same_motion(got, stride.bridge.action_to_clip(walk, into_copy))
+    take = bvh.load(cmu_path("02_01"))
+    assert_same_motion(got, transition.dead_blend(take, take, 1.0, 2.0, 0.3, lock_feet=True))
+    # Find Target Time: over the whole take the best match of a time is next to it (the frames after
+    # it continue it: 1.15 s); into itself, Stride looks from ITSELF_APART on, and bakes from there.
+    assert abs(transition.best_target_time(take, 1.0, take) - 1.0) < stride.jobs.ITSELF_APART
+    s = scene.stride
+    s.source_action, s.source_time, s.target_action = "02_01", 1.0, "02_01"
+    assert bpy.ops.stride.find_target_time() == {"FINISHED"}
+    assert 1.0 + stride.jobs.ITSELF_APART <= s.target_time <= take.duration
+    assert bpy.ops.stride.bake_transition(source_action="02_01", source_time=1.0, target_action="02_01",
+                                          target_time=s.target_time) == {"FINISHED"}
+    later = walk.animation_data.action
+    assert later.name == "02_01 > 02_01 (dead).001"
+    assert len(keys_of(stride, walk, later)[0]) == 121 + round((take.duration - s.target_time) * 120)
