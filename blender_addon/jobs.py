@@ -807,25 +807,42 @@ def add_cycles_modifiers(obj: Any, action: Any) -> None:
             cycles.mode_before = cycles.mode_after = "REPEAT_OFFSET"
 
 
+def bake_frames(options: SyncOptions, start: float, rate: float) -> tuple[float, float]:
+    """(first, last) scene frames a sync bake of `options` keys, from `start` at `rate` (a duration
+    in cycles: one second, for a ramp to edit; a Curve weight is refused with cycles)."""
+    seconds = options.duration if options.duration_unit != "CYCLES" else 1.0
+    return float(start), float(start) + max(float(seconds) * rate, 1.0)
+
+
 def _weight_curve(obj: Any, action: Any, start: float, rate: float,
                   duration: float) -> tuple[np.ndarray, np.ndarray]:
     """(times, weights) of the armature's `stride_blend_weight` as keyed in `action` (A's: where
-    it is keyed while A plays) over the bake."""
+    it is keyed while A plays) over the bake. The default ramp Stride keyed, while untouched, is
+    keyed again to span this bake."""
     curve = bridge.property_curve(obj, action, WEIGHT_PROPERTY)
+    first, last = float(start), float(start) + max(duration * rate, 1.0)
     if curve is None or not len(curve.keyframe_points):
-        scene = bridge.current_scene()
-        first, last = key_weight_curve(obj, action, scene.frame_start, scene.frame_end)
+        first, last = key_weight_curve(obj, action, first, last)
         raise JobError(f"key the armature property {WEIGHT_PROPERTY!r} in action {action.name!r} "
-                       f"(0 = action A, 1 = action B) over the frames to bake, then bake again: it "
-                       f"now ramps from 0 at frame {first:g} to 1 at frame {last:g}, to edit")
+                       f"(0 for action A, 1 for action B) over the frames to bake, then bake again: it "
+                       f"now ramps from 0 at frame {first:g} to 1 at frame {last:g} (the bake's "
+                       f"{duration:g} s), to edit")
+    if default_ramp(obj, action) not in (None, (first, last)):
+        key_weight_curve(obj, action, first, last)
+        curve = bridge.property_curve(obj, action, WEIGHT_PROPERTY)
     times = np.arange(int(np.floor(duration * rate + 1e-9)) + 1) / rate
     weights = np.array([curve.evaluate(start + t * rate) for t in times])
     return times, np.clip(weights, 0.0, 1.0)
 
 
+DEFAULT_RAMP = "stride_default_ramp"  # on action A: the (first, last) frames of the ramp Stride keyed
+
+
 def key_weight_curve(obj: Any, action: Any, first: float, last: float) -> tuple[float, float]:
     """Key the armature property stride_blend_weight in `action` (its slot for `obj`) from 0 at
-    frame `first` to 1 at frame `last` (linear), adding the property; (first, last)."""
+    frame `first` to 1 at frame `last`, easing in and out as two keys do by default in Blender
+    (Bezier, flat at both ends), adding the property; remembered on the action as Stride's
+    default ramp (`default_ramp`) until edited. (first, last)."""
     if WEIGHT_PROPERTY not in obj.keys():
         obj[WEIGHT_PROPERTY] = 0.0
     _, slot = bridge.resolve_action(obj, action)
@@ -833,14 +850,33 @@ def key_weight_curve(obj: Any, action: Any, first: float, last: float) -> tuple[
     if fc is None:
         fc = compat.new_fcurve(compat.channelbag(action, slot, create=True),
                                bridge.property_path(WEIGHT_PROPERTY), 0, group="Stride")
-    last = max(float(last), float(first) + 1.0)
-    compat.write_keys(fc, np.array([float(first), last]), np.array([0.0, 1.0]), "LINEAR")
-    return float(first), last
+    first, last = float(first), max(float(last), float(first) + 1.0)
+    compat.write_keys(fc, np.array([first, last]), np.array([0.0, 1.0]), "BEZIER")
+    for key in fc.keyframe_points:  # whatever the user's default handles: flat at 0 and at 1
+        key.handle_left_type = key.handle_right_type = "AUTO_CLAMPED"
+    fc.update()
+    action[DEFAULT_RAMP] = [first, last]
+    return first, last
+
+
+def default_ramp(obj: Any, action: Any) -> tuple[float, float] | None:
+    """(first, last) frames of the default weight ramp Stride keyed in `action`, while its keys are
+    still those; None once edited (or when there is none)."""
+    stored = action.get(DEFAULT_RAMP)
+    curve = bridge.property_curve(obj, action, WEIGHT_PROPERTY)
+    if stored is None or curve is None or len(curve.keyframe_points) != 2:
+        return None
+    first, last = (float(f) for f in stored)
+    same = np.allclose(compat.read_keys(curve), [[first, 0.0], [last, 1.0]], rtol=0.0, atol=1e-4)
+    eased = curve.keyframe_points[0].interpolation == "BEZIER" and all(
+        k.handle_left_type == k.handle_right_type == "AUTO_CLAMPED" for k in curve.keyframe_points)
+    return (first, last) if same and eased else None
 
 
 def ensure_weight_curve(context: Any, options: SyncOptions) -> bool:
     """When action A (as the bake finds it) has no stride_blend_weight keys, key them from 0 at the
-    scene's first frame to 1 at its last; whether it did (not without an armature and action)."""
+    scene's first frame to 1 where the bake ends (`bake_frames`); whether it did (not without an
+    armature and action)."""
     if unmet(context, ACTION):
         return False
     obj = find_armature(context=context)
@@ -849,7 +885,8 @@ def ensure_weight_curve(context: Any, options: SyncOptions) -> bool:
         curve = bridge.property_curve(obj, action, WEIGHT_PROPERTY)
         if curve is not None and len(curve.keyframe_points):
             return False
-        key_weight_curve(obj, action, context.scene.frame_start, context.scene.frame_end)
+        key_weight_curve(obj, action, *bake_frames(options, context.scene.frame_start,
+                                                   bridge.scene_fps(context.scene)))
     except USER_ERRORS:  # action A named but missing, or with no slot for the armature
         return False
     return True

@@ -189,14 +189,16 @@ def test_the_sync_preview_says_what_stops_the_bake(scene, stride):
 
 def test_choosing_a_curve_weight_keys_one_to_edit(scene, stride):
     walk = walk_and_run(scene)
-    scene.frame_start, scene.frame_end = 1, 241
+    scene.frame_start, scene.frame_end = 1, 100  # the ramp spans the bake, whatever the scene's range
     s = scene.stride
-    s.action_b = "02_03"
+    s.action_b, s.duration = "02_03", 2.0
     assert stride.jobs.WEIGHT_PROPERTY not in walk.keys()
     s.weight_mode = "CURVE"
     assert stride.jobs.WEIGHT_PROPERTY in walk.keys()
     fc = stride.bridge.property_curve(walk, bpy.data.actions["02_01"], stride.jobs.WEIGHT_PROPERTY)
     np.testing.assert_array_equal(stride.compat.read_keys(fc), [[1.0, 0.0], [241.0, 1.0]])
+    # Eased in and out, as two keys are in Blender by default.
+    assert fc.evaluate(21.0) < 0.05 and fc.evaluate(121.0) == pytest.approx(0.5, abs=1e-6)
     # The animator's edit stays when Curve is chosen again.
     fc.keyframe_points[1].co.y = 0.5
     fc.update()
@@ -210,7 +212,9 @@ def test_choosing_a_curve_weight_keys_one_to_edit(scene, stride):
     assert bpy.ops.stride.bake_sync_blend(action_b="02_03", weight_mode="CURVE", duration=2.0) == {"FINISHED"}
     a = sync.loop_cycle(bvh.load(cmu_path("02_01")))
     b = sync.loop_cycle(bvh.load(cmu_path("02_03")))
-    want = sync.sync_blend(a, b, (np.array([0.0, 2.0]), np.array([0.0, 0.5])), 2.0, lock_feet=True)
+    times = np.arange(241) / 120  # the edited curve as Blender evaluates it at each frame baked
+    want = sync.sync_blend(a, b, (times, np.array([fc.evaluate(1.0 + 120 * t) for t in times])), 2.0,
+                           lock_feet=True)
     assert_same_motion(stride.bridge.action_to_clip(walk, walk.animation_data.action), want)
 
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import bpy
 import numpy as np
 import pytest
@@ -10,7 +12,7 @@ from blender_fixtures import blender_import
 from fixtures import cmu_path
 from test_bridge import assert_same_motion
 
-from core import bvh, sync
+from core import bvh, contacts, sync
 
 
 def walk_and_run(scene, undo=False):
@@ -191,3 +193,47 @@ def test_cyclic_and_plain_bakes_of_whole_cycles_key_whole_scene_frames_and_play_
     assert turn <= 1e-4
     # The Cycles modifiers play the loop on: frame 1 + n + k is frame 1 + k again.
     assert np.linalg.norm(loop[n:, :, :3, 3] - loop[:n + 1, :, :3, 3], axis=-1).max() <= 1e-4 * height
+
+
+def root_speed(obj, first, last, fps):
+    """Horizontal speed of the root bone as Blender plays it from frame `first` to `last` (armature
+    units per second; Blender's importer keeps Y-up files' floor in armature X, Y)."""
+    from played import played
+
+    ends = played(obj, [first, last], ["Hips"])[:, 0, :2, 3]
+    return float(np.linalg.norm(ends[1] - ends[0])) * fps / (last - first)
+
+
+def test_the_default_curve_ramp_spans_the_bake_and_ends_at_the_second_gait(scene, stride):
+    """Curve chosen in a scene whose frame range is longer than the bake (as after importing a long
+    take): the ramp keyed for the animator goes from 0 where the bake starts to 1 where it ends, and
+    follows Duration until edited; the blend's last cycle travels within 5 % of the run's speed."""
+    walk = walk_and_run(scene)
+    scene.frame_start, scene.frame_end = 1, 1200
+    s = scene.stride
+    s.action_a, s.action_b, s.duration = "02_01", "02_03", 2.0
+    s.weight_mode = "CURVE"
+    action_a = bpy.data.actions["02_01"]
+    fc = stride.bridge.property_curve(walk, action_a, stride.jobs.WEIGHT_PROPERTY)
+    np.testing.assert_array_equal(stride.compat.read_keys(fc), [[1.0, 0.0], [241.0, 1.0]])
+    s.duration = 4.0  # changed after choosing Curve: the ramp, untouched, follows the bake
+    options = stride.properties.settings_options(stride.options.SyncOptions, s)
+    assert bpy.ops.stride.bake_sync_blend(**dataclasses.asdict(options)) == {"FINISHED"}
+    fc = stride.bridge.property_curve(walk, action_a, stride.jobs.WEIGHT_PROPERTY)
+    np.testing.assert_array_equal(stride.compat.read_keys(fc), [[1.0, 0.0], [481.0, 1.0]])
+    assert fc.evaluate(1.0) == 0.0 and fc.evaluate(481.0) == 1.0
+    assert walk.animation_data.action.frame_range[1] == 481.0
+    # The run's speed over its cycle (left touchdown to the next), played by Blender from its action;
+    # the blend's over its last cycle: as long, ending where the bake ends (a whole cycle's travel).
+    lefts = contacts.footsteps(bvh.load(cmu_path("02_03")))["FootDown_L"]
+    first, last = (1 + round(t * 120) for t in lefts[:2])
+    want = root_speed(bpy.data.objects["02_03"], first, last, 120.0)
+    blend = root_speed(walk, 481 - (last - first), 481, 120.0)
+    assert abs(blend / want - 1.0) < 0.05, (blend, want)
+    # An edited ramp is the animator's: it stays as it is for the next bake.
+    fc.keyframe_points[1].co.x = 300.0
+    fc.update()
+    s.duration = 3.0
+    assert bpy.ops.stride.bake_sync_blend(**dataclasses.asdict(
+        stride.properties.settings_options(stride.options.SyncOptions, s))) == {"FINISHED"}
+    np.testing.assert_array_equal(stride.compat.read_keys(fc), [[1.0, 0.0], [300.0, 1.0]])
