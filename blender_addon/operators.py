@@ -200,7 +200,8 @@ class STRIDE_OT_detect_footsteps(_ActionOperator):
                                                   options=from_source(FootstepOptions, self))
         found = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
         # A doubt about which joints are the feet is a warning the user should see.
-        doubt = any(word in feet for word in ("disagree", "mirrored", "never plants", "do not alternate"))
+        doubt = any(word in feet for word in ("disagree", "mirrored", "never plants", "do not alternate",
+                                              "more than two limbs", "unit is a guess"))
         self.tell("WARNING" if doubt else "INFO",
                   f"{act.name}: {found} (pose markers; exact times in stride_events); {feet}")
         return {"FINISHED"}

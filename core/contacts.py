@@ -72,10 +72,10 @@ class _Detection(NamedTuple):
 
 def default_feet(clip: Clip) -> dict[str, list[int]]:
     """{'L': [ankle, ...joints below], 'R': [...]}: the feet of the body map (`clip.body`).
-    ValueError saying what was tried when it found no legs."""
+    body.NoLegsError (a ValueError) saying what was looked for and how to pick the feet when it
+    found no legs."""
     body = clip.body
-    if not body.feet:
-        raise ValueError(f"no legs found: {body.problem}")
+    body.check_legs(clip.name)
     return {side: list(joints) for side, joints in body.feet.items()}
 
 

@@ -201,8 +201,7 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
     if not (math.isfinite(blend_time) and blend_time >= 0.0):
         raise ValueError(f"blend_time must be finite and >= 0 seconds, not {blend_time}")
     clip = with_feet(clip, feet)
-    if not clip.body.legs:
-        raise ValueError(f"no legs found: {clip.body.problem}")
+    clip.body.check_legs(clip.name)
     fk: dict[str, Any] = {}
     if contacts is None:
         from .contacts import _contacts_keeping_fk
