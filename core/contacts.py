@@ -607,7 +607,7 @@ def _track(s: np.ndarray, slow: np.ndarray, moving_slowly: np.ndarray, near: np.
         at = np.minimum(np.ceil(downs - 1e-9).astype(np.int64), end - 1)
         late = has_down & (down[np.maximum(at, 0)] > _ARRIVED_LEGS * th.leg_m)
         arrived = np.append(_next_true(down <= _ARRIVED_LEGS * th.leg_m), end)[np.maximum(at, 0)]
-        move = late & (arrived < stops) & False
+        move = late & (arrived < stops)
         downs[move] = arrived[move]
         # Pieces of a contact cut where the foot moved on the floor begin and end at the cut;
         # only a move faster than a contact gets (a shuffle step) is a footstep.
