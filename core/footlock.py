@@ -164,14 +164,32 @@ def _smoothstep(x: Array) -> Array:
     return x * x * (3.0 - 2.0 * x)
 
 
-def _pelvis_drop(hip: Array, target: Array, reach: Array, up: Array) -> Array:
-    """[T] how far down the hip must go for `target` to be within SOFT_START of its reach."""
+def _pelvis_drop(hip: Array, target: Array, r: Array, up: Array) -> Array:
+    """[T] how far down the hip must go for `target` to be within r of it."""
     v = target - hip
     vu = v @ up
-    r = ik.SOFT_START * reach
     disc = vu * vu - np.sum(v * v, axis=-1) + r * r
     drop = np.where(disc >= 0.0, -vu - np.sqrt(np.maximum(disc, 0.0)), -vu)
     return np.where(np.sum(v * v, axis=-1) > r * r, np.maximum(drop, 0.0), 0.0)
+
+
+def _knee(gp: Array, gr: Array, index: np.ndarray, leg: _Leg, start: int) -> tuple[Array, float]:
+    """A knee's hinge in its thigh's frame (the hip joint's: [3]) and the straightest the take has
+    it (signed flexion, radians: negative past straight), from frame start + 1 on (a reference
+    pose before the motion is not the take). The hinge is the bend planes' normals, hip - knee
+    cross ankle - knee, taken into the thigh's frame and summed: a bent knee counts more than a
+    nearly straight one, and a hyperextended frame cannot flip it."""
+    first = min(start + 1, gp.shape[2] - 1)
+    a, b, c = (gp[index[j], :, first:] for j in (leg.hip, leg.knee, leg.ankle))
+    ab, cb = a - b, c - b
+    n = np.cross(ab, cb, axis=0)
+    q = gr[index[leg.hip], :, first:]
+    local = np.stack(quat._rot_c(q[0], -q[1], -q[2], -q[3], n[0], n[1], n[2])).sum(axis=1)
+    size = np.sqrt(local @ local)
+    hinge = local / size if size > 0.0 else np.array([1.0, 0.0, 0.0])
+    h = np.stack(quat._rot_c(q[0], q[1], q[2], q[3], *hinge))
+    flexion = np.arctan2(np.einsum("cn,cn->n", n, h), -np.einsum("cn,cn->n", ab, cb))
+    return hinge, float(flexion.min())
 
 
 def _smooth_drop(drop: Array, radius: int) -> Array:
@@ -261,13 +279,17 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
                             np.take(gp[index[leg.hip]], frames, axis=1),
                             np.take(gp[index[leg.knee]], frames, axis=1), ankle_pos)
 
+    # Each knee's hinge (in its thigh's frame) and the straightest the take has it: the IK keeps
+    # it on that side and never straighter.
+    knees = {side: _knee(gp, gr, index, leg, clip.motion_start) for side, leg in legs.items()}
     drop = np.zeros(T)
     if lower_pelvis:
-        for lock in solve.values():
-            reach = _norm(lock.knee - lock.hip) + _norm(lock.ankle - lock.knee)
-            need = _pelvis_drop(lock.hip.T, lock.target.T, reach, up)
+        for side, lock in solve.items():
+            reach = ik.reach_at(_norm(lock.knee - lock.hip), _norm(lock.ankle - lock.knee), knees[side][1])
+            # Down only as far as the IK then reaches exactly (its soft start, or the pose's own).
+            within = np.minimum(np.maximum(ik.SOFT_START_LIMITED * reach, _norm(lock.ankle - lock.hip)), reach)
+            need = _pelvis_drop(lock.hip.T, lock.target.T, within, up)
             drop[lock.frames] = np.maximum(drop[lock.frames], need)
-        drop = _smooth_drop(drop, blend_frames)
         drop[:clip.motion_start] = 0.0  # a converter's T-pose stays as it is
 
     out = clip
@@ -310,9 +332,12 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
 
     hip_rot, knee_rot = world("hip"), world("knee")
     target = both([lock.target for lock in locks])
+    hinge = quat._rot_c(*_q4(hip_rot), *_v3(both([np.repeat(knees[side][0][:, None], len(lock.frames), axis=1)
+                                                   for side, lock in zip(legs, locks, strict=True)])))
+    limit = both([np.full(len(lock.frames), knees[side][1]) for side, lock in zip(legs, locks, strict=True)])
     got = ik.solve(_v3(both([lock.hip for lock in locks])), _v3(both([lock.knee for lock in locks])),
                    _v3(both([lock.ankle for lock in locks])), _q4(hip_rot), _q4(knee_rot), _v3(target),
-                   segments=cuts)
+                   segments=cuts, bend=np.stack(hinge, axis=-1), min_flexion=limit)
     # Back to locals: the hip's parent is as it was, the knee's parent swung with the thigh.
     p_hip = world("up hip")
     p_knee = hip_rot if all(clip.parents[leg.knee] == leg.hip for leg in legs.values()) else world("up knee")
