@@ -602,6 +602,14 @@ def _track(s: np.ndarray, slow: np.ndarray, moving_slowly: np.ndarray, near: np.
         crossing = ~rises & has_up & (s_next[b] >= exit_mps) & (exit_mps > s[b - 1])
         b = b[crossing]
         ups[crossing] = b - 1 + (exit_mps - s[b - 1]) / (s_next[b] - s[b - 1])
+        # The foot has left once it speeds up past the contact speed for good: its last slow
+        # frame before the end, where the speed crosses th.speed_mps (the lift speed comes a
+        # few frames later, with the foot already on its way).
+        gone = _last_true(seed)[stops - 1]
+        early = has_up & (gone >= starts) & (gone < stops - 1) & (gone + 1 < n)
+        g = gone[early]
+        cross = g + (th.speed_mps - s[g]) / np.maximum(s_next[g + 1] - s[g], 1e-12)
+        ups[early] = np.minimum(ups[early], np.clip(cross, g, g + 1))
         # A touchdown is where the foot has arrived: on a frame with its lowest point near its
         # standing height (a slow landing's knee can come while it is still coming down).
         at = np.minimum(np.ceil(downs - 1e-9).astype(np.int64), end - 1)

@@ -41,6 +41,8 @@ Array = npt.NDArray[np.float64]
 
 # Seconds over which a lock fades out after the lift, by default.
 BLEND_TIME = 0.1
+# A lock is full at most this long after the touchdown (easing in over the foot's deceleration).
+EASE_IN = 0.1
 # m/s: the most a fading lock moves the foot on average.
 FADE_SPEED = 0.5
 # Steps are kept this fraction under the source's largest (rounding stays under it too).
@@ -73,40 +75,52 @@ class _Leg:
 
 
 def _locks(up: Array, meters_per_unit: float, fps: float, T: int, blend_frames: int, starts: np.ndarray,
-           stops: np.ndarray, A: Array, Q: Array, P: Array) -> tuple[np.ndarray, Array, ik.Quat, Array]:
+           stops: np.ndarray, A: Array, Q: Array, P: Array, after: Array) -> tuple[np.ndarray, Array, ik.Quat, Array]:
     """One foot's locks over its contacts (runs [starts, stops) of a [T] mask), on the contact
     frames only, laid end to end: A [3, n] the ankle's positions, Q [4, n] its world rotations and
     P [K, 3, n] the foot's points (ankle, ball, toe tips), world frame, file units,
-    component-major. Returns (frames [N], position offset [3, N], yaw (w, x, y, z) [N], weight [N])
-    over the frames the locks touch, in time order: the contact frames and after each lift those
-    the lock fades out over (the IK's straight legs take the bend of the nearest frame in that
-    order). The ankle's target is its position + weight offset, its world rotation yaw times
-    the source's (yaw is a rotation about up)."""
+    component-major; `after` [3, T] the ankle's positions on every frame (for the releases).
+    Returns (frames [N], held ankle [3, N], yaw (w, x, y, z) [N], weight [N]) over the frames the
+    locks touch, in time order: the contact frames and after each lift those the lock lets go
+    over (the IK's straight legs take the bend of the nearest frame in that order). The ankle's
+    target is its position + weight (held - position), its world rotation the weighted yaw
+    times the source's (yaw is a rotation about up).
+
+    A lock eases in from the touchdown: it is full on its anchor, at most EASE_IN seconds on,
+    where the held foot is the source's, and before that the ankle goes from the source's to the
+    held one's as the source foot covers the ground to the anchor (a smoothstep of the pivot's
+    travel: the change is spread over the foot's own deceleration, and the target's velocity
+    is the source's at the touchdown and the held foot's at the anchor). After the lift the
+    held ankle stays where the lift left it and the weight goes to 0 with a smoothstep: the
+    target leaves it at rest and joins the source's motion with its velocity."""
     lengths = stops - starts
     n = A.shape[1]
     first = np.cumsum(lengths) - lengths  # each contact's touchdown, where it lies in the n
     last = first + lengths - 1
-    # The foot's turn about up since touchdown: the twist of its rotation since then (the toe's
+    ease = max(0, math.ceil(EASE_IN * fps - 1e-9))
+    anchor = first + np.minimum(ease, lengths - 1)
+    # The foot's turn about up since the anchor: the twist of its rotation since then (the toe's
     # direction on the floor is ill-defined on tiptoe), taken off as held = inverse twist, the
     # half turn within +-90 degrees.
-    q0 = np.repeat(Q[:, first], lengths, axis=1)
+    q0 = np.repeat(Q[:, anchor], lengths, axis=1)
     sw, sx, sy, sz = quat._mul_c(Q[0], Q[1], Q[2], Q[3], q0[0], -q0[1], -q0[2], -q0[3])
     s_up = sx * up[0] + sy * up[1] + sz * up[2]
+    # The ankle moves only as the foot rolls about its pivot, the point that moves least in the
+    # source over each step: by minus the pivot's move seen from the ankle of the yaw-held foot.
     size = np.hypot(sw, s_up)
     twisted = size > 0.0
     size = np.where(twisted, size, 1.0)
     hw = np.where(twisted, np.abs(sw) / size, 1.0)
     hs = np.where(sw < 0.0, s_up, -s_up) / size
     held = (hw, hs * up[0], hs * up[1], hs * up[2])
-    # The ankle moves only as the foot rolls about its pivot, the point that moves least in the
-    # source over each step: by minus the pivot's move seen from the ankle of the yaw-held foot.
-    # (Each contact frame's step is from the one before it, a contact frame too but at touchdown,
-    # where the lock starts and nothing rolls.)
     roll = np.zeros((3, n))
+    moved = np.zeros(n)  # the pivot's step into each frame (m)
     if n > 1:
         step = P[:, :, 1:] - P[:, :, :-1]
         step *= step
-        k = np.argmin(np.sqrt(step[:, 0] + step[:, 1] + step[:, 2]), axis=0)
+        dist = np.sqrt(step[:, 0] + step[:, 1] + step[:, 2])
+        k = np.argmin(dist, axis=0)
+        moved[1:] = dist[k, np.arange(n - 1)] * meters_per_unit
         at = k * (3 * n) + np.arange(1, n)
         flat = P.reshape(-1)
         r_now = quat._rot_c(*(h[1:] for h in held),
@@ -116,20 +130,35 @@ def _locks(up: Array, meters_per_unit: float, fps: float, T: int, blend_frames: 
         for c in range(3):
             np.subtract(r_now[c], r_before[c], out=roll[c, 1:])
         roll[:, first] = 0.0
+        moved[first] = 0.0
     total = np.cumsum(roll, axis=1)
-    total -= np.repeat(total[:, first], lengths, axis=1)
-    off = np.repeat(A[:, first], lengths, axis=1) - total - A
+    total -= np.repeat(total[:, anchor], lengths, axis=1)
+    hold = np.repeat(A[:, anchor], lengths, axis=1) - total
+    # The weight over each contact: 0 at the touchdown, 1 from the anchor on, in between a
+    # smoothstep of the pivot's travel (of the frames when it does not travel).
+    run = np.cumsum(moved)
+    done = run - np.repeat(run[first], lengths)
+    whole = np.repeat(done[anchor], lengths)
+    index = np.arange(n) - np.repeat(first, lengths)
+    span = np.repeat(anchor - first, lengths)
+    progress = np.where(whole > 1e-9, done / np.where(whole > 1e-9, whole, 1.0),
+                        index / np.maximum(span, 1))
+    w_in = np.where(index >= span, 1.0, _smoothstep(progress))
     planted = np.repeat(starts - first, lengths) + np.arange(n)
+    turn_all = _wrap(2.0 * np.arctan2(s_up, sw))
     if blend_frames <= 0:
-        return planted, off, held, np.ones(n)
-    # After each lift the last offset fades out, done by the next touchdown at the latest.
+        half = w_in * -turn_all / 2
+        return planted, hold, (np.cos(half), np.sin(half) * up[0], np.sin(half) * up[1], np.sin(half) * up[2]), w_in
+    # After each lift the foot is let go over the source foot's own speeding up (to its fastest
+    # before the next touchdown, at least blend_frames), by the next touchdown at the latest.
     nxt = np.append(starts[1:], T)
-    # A large offset (a foot held far from where the source lifts it) fades out no faster
-    # than FADE_SPEED: a 10 cm offset over 0.2 s, not in three frames at 30 fps.
-    lift = off[:, last]
+    room = nxt - stops
+    # A foot held far from where the source lifts it is let go no faster than FADE_SPEED on
+    # average: a 10 cm offset over 0.2 s, not in three frames at 30 fps.
+    lift = hold[:, last] - A[:, last]
     far = np.sqrt(np.sum(lift * lift, axis=0)) * meters_per_unit
     longer = np.ceil(far / FADE_SPEED * fps).astype(np.int64)
-    fade = np.minimum(np.maximum(blend_frames, longer), nxt - stops)
+    fade = np.minimum(np.maximum(np.maximum(blend_frames, longer), _to_fastest(after, stops, room)), room)
     m = np.maximum(fade, 0)
     idx = np.repeat(np.arange(len(stops)), m)
     before = np.cumsum(m) - m  # fade frames before each contact
@@ -141,22 +170,44 @@ def _locks(up: Array, meters_per_unit: float, fps: float, T: int, blend_frames: 
     frames = np.empty(N, dtype=np.int64)
     frames[at] = planted
     frames[fading] = np.repeat(stops, m) + d - 1
-    weight = np.ones(N)
-    weight[fading] = w = _smoothstep(1.0 - d / (fade[idx] + 1.0))
-    offset = np.empty((3, N))
-    offset[:, at] = off
-    offset[:, fading] = off[:, last[idx]]
-    # The held yaw at the lift, as an angle to fade.
-    turn = _wrap(2.0 * np.arctan2(s_up[last], sw[last]))
-    half = w * -turn[idx] / 2
+    weight = np.empty(N)
+    weight[at] = w_in
+    # The held foot's offset from the source's at the lift fades out with a smoothstep (the
+    # foot is let go where the source's starts to move: its velocity is the source's there).
+    w = _smoothstep(1.0 - d / (fade[idx] + 1.0))
+    weight[fading] = w
+    out = np.empty((3, N))
+    out[:, at] = hold
+    out[:, fading] = after[:, frames[fading]] + lift[:, idx]
+    # The held yaw: weighted on the way in, and faded from the lift's.
+    half = np.empty(N)
+    half[at] = w_in * -turn_all / 2
+    half[fading] = w * -turn_all[last[idx]] / 2
     sin = np.sin(half)
-    yaw = (np.empty(N), np.empty(N), np.empty(N), np.empty(N))
-    yaw[0][at] = hw
-    yaw[0][fading] = np.cos(half)
-    for c in range(3):
-        yaw[c + 1][at] = held[c + 1]
-        yaw[c + 1][fading] = sin * up[c]
-    return frames, offset, yaw, weight
+    yaw = (np.cos(half), sin * up[0], sin * up[1], sin * up[2])
+    return frames, out, yaw, weight
+
+
+def _to_fastest(after: Array, stops: np.ndarray, room: np.ndarray) -> np.ndarray:
+    """[k] frames from each lift (stops) to the ankle's fastest frame (of `after` [3, T]) before
+    the next touchdown (room frames on): how long the source foot speeds up after it lifts."""
+    T = after.shape[1]
+    step = np.zeros(T)
+    if T > 1:
+        diff = np.diff(after, axis=1)
+        step[1:] = np.sqrt(np.sum(diff * diff, axis=0))
+    ok = room > 0
+    out = np.zeros(len(stops), np.int64)
+    if not ok.any():
+        return out
+    a, size = stops[ok], room[ok]
+    offset = np.cumsum(size) - size
+    frames = np.minimum(np.arange(int(size.sum())) + np.repeat(a - offset, size), T - 1)
+    values = step[frames]
+    peak = np.repeat(np.maximum.reduceat(values, offset), size)
+    hit = np.where(values == peak, np.arange(frames.size), frames.size)
+    out[ok] = frames[np.minimum.reduceat(hit, offset)] - a
+    return out
 
 
 def _smoothstep(x: Array) -> Array:
@@ -273,9 +324,10 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
         if len(pts) < 2:
             ahead = quat._rot_c(*Q, *clip.forward)
             pts = [A, np.stack([A[c] + ahead[c] for c in range(3)])]
-        frames, off, yaw, w = _locks(up, mpu, clip.fps, T, blend_frames, starts, stops, A, Q, np.stack(pts))
+        frames, hold, yaw, w = _locks(up, mpu, clip.fps, T, blend_frames, starts, stops, A, Q, np.stack(pts),
+                                      gp[a_row])
         ankle_pos = np.take(gp[a_row], frames, axis=1)
-        solve[side] = _Lock(frames, ankle_pos + w * off, yaw, w, np.take(gr[a_row], frames, axis=1),
+        solve[side] = _Lock(frames, ankle_pos + w * (hold - ankle_pos), yaw, w, np.take(gr[a_row], frames, axis=1),
                             np.take(gp[index[leg.hip]], frames, axis=1),
                             np.take(gp[index[leg.knee]], frames, axis=1), ankle_pos)
 
@@ -365,7 +417,7 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
             new = _unit_near(np.stack([x[at] for x in q]), np.take(local, frames, axis=1))
             for c in range(4):
                 local[c][frames] = new[c]
-            pinned[i, frames] = lock.weight == 1.0
+            pinned[i, frames] = masks[side][frames]  # easing in too: the lock holds it
         m = miss[at]
         if m.max(initial=0.0) > _SHORT_M:
             far = m > _SHORT_M
