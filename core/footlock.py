@@ -134,13 +134,22 @@ def _locks(up: Array, meters_per_unit: float, fps: float, T: int, blend_frames: 
     total = np.cumsum(roll, axis=1)
     total -= np.repeat(total[:, anchor], lengths, axis=1)
     hold = np.repeat(A[:, anchor], lengths, axis=1) - total
+    # Where the source's pivot wanders over the floor (mocap jitter, a slow slide), the foot is
+    # held where it is on average from the anchor to the lift: as near as can be to the
+    # source's on every frame, so that the leg reaches it where the source's knee is straightest.
+    index = np.arange(n) - np.repeat(first, lengths)
+    span = np.repeat(anchor - first, lengths)
+    held_on = (index >= span).astype(np.float64)
+    drift = A - hold
+    drift -= np.outer(up, up @ drift)
+    count = np.add.reduceat(held_on, first)
+    mean = np.stack([np.add.reduceat(drift[c] * held_on, first) for c in range(3)]) / np.maximum(count, 1.0)
+    hold += np.repeat(mean, lengths, axis=1)
     # The weight over each contact: 0 at the touchdown, 1 from the anchor on, in between a
     # smoothstep of the pivot's travel (of the frames when it does not travel).
     run = np.cumsum(moved)
     done = run - np.repeat(run[first], lengths)
     whole = np.repeat(done[anchor], lengths)
-    index = np.arange(n) - np.repeat(first, lengths)
-    span = np.repeat(anchor - first, lengths)
     progress = np.where(whole > 1e-9, done / np.where(whole > 1e-9, whole, 1.0),
                         index / np.maximum(span, 1))
     w_in = np.where(index >= span, 1.0, _smoothstep(progress))
