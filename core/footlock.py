@@ -43,6 +43,9 @@ Array = npt.NDArray[np.float64]
 BLEND_TIME = 0.1
 # A lock is full at most this long after the touchdown (easing in over the foot's deceleration).
 EASE_IN = 0.1
+# Meters: how far a lock may hold the foot from where the source has it at the anchor, toward
+# where the source's pivot is on average over the contact.
+MEAN_SHIFT = 0.02
 # m/s: the most a fading lock moves the foot on average.
 FADE_SPEED = 0.5
 # Steps are kept this fraction under the source's largest (rounding stays under it too).
@@ -53,10 +56,6 @@ _SHORT_M = 0.01
 
 class FootLockWarning(UserWarning):
     """A locked foot could not be held where it was planted (the leg is too short there)."""
-
-
-def _wrap(x: Array) -> Array:
-    return (x + np.pi) % (2.0 * np.pi) - np.pi
 
 
 class _Leg:
@@ -75,44 +74,29 @@ class _Leg:
 
 
 def _locks(up: Array, meters_per_unit: float, fps: float, T: int, blend_frames: int, starts: np.ndarray,
-           stops: np.ndarray, A: Array, Q: Array, P: Array, after: Array) -> tuple[np.ndarray, Array, ik.Quat, Array]:
+           stops: np.ndarray, A: Array, P: Array, after: Array) -> tuple[np.ndarray, Array, Array]:
     """One foot's locks over its contacts (runs [starts, stops) of a [T] mask), on the contact
-    frames only, laid end to end: A [3, n] the ankle's positions, Q [4, n] its world rotations and
-    P [K, 3, n] the foot's points (ankle, ball, toe tips), world frame, file units,
-    component-major; `after` [3, T] the ankle's positions on every frame (for the releases).
-    Returns (frames [N], held ankle [3, N], yaw (w, x, y, z) [N], weight [N]) over the frames the
-    locks touch, in time order: the contact frames and after each lift those the lock lets go
-    over (the IK's straight legs take the bend of the nearest frame in that order). The ankle's
-    target is its position + weight (held - position), its world rotation the weighted yaw
-    times the source's (yaw is a rotation about up).
+    frames only, laid end to end: A [3, n] the ankle's positions and P [K, 3, n] the foot's points
+    (ankle, ball, toe tips), world frame, file units, component-major; `after` [3, T] the ankle's
+    positions on every frame (for the releases). Returns (frames [N], held ankle [3, N], weight
+    [N]) over the frames the locks touch, in time order: the contact frames and after each lift
+    those the lock lets go over (the IK's straight legs take the bend of the nearest frame in
+    that order). The ankle's target is its position + weight (held - position); its world
+    rotation stays the source's (a foot that turns on its ball keeps turning).
 
     A lock eases in from the touchdown: it is full on its anchor, at most EASE_IN seconds on,
     where the held foot is the source's, and before that the ankle goes from the source's to the
     held one's as the source foot covers the ground to the anchor (a smoothstep of the pivot's
     travel: the change is spread over the foot's own deceleration, and the target's velocity
-    is the source's at the touchdown and the held foot's at the anchor). After the lift the
-    held ankle stays where the lift left it and the weight goes to 0 with a smoothstep: the
-    target leaves it at rest and joins the source's motion with its velocity."""
+    is the source's at the touchdown and the held foot's at the anchor). After the lift (where
+    the source foot speeds up for good) the held foot's offset from the source's fades out with
+    a smoothstep, over as long as the source foot speeds up (to its fastest), at least
+    blend_frames and no faster than FADE_SPEED, by the next touchdown."""
     lengths = stops - starts
     n = A.shape[1]
     first = np.cumsum(lengths) - lengths  # each contact's touchdown, where it lies in the n
     last = first + lengths - 1
     ease = max(0, math.ceil(EASE_IN * fps - 1e-9))
-    anchor = first + np.minimum(ease, lengths - 1)
-    # The foot's turn about up since the anchor: the twist of its rotation since then (the toe's
-    # direction on the floor is ill-defined on tiptoe), taken off as held = inverse twist, the
-    # half turn within +-90 degrees.
-    q0 = np.repeat(Q[:, anchor], lengths, axis=1)
-    sw, sx, sy, sz = quat._mul_c(Q[0], Q[1], Q[2], Q[3], q0[0], -q0[1], -q0[2], -q0[3])
-    s_up = sx * up[0] + sy * up[1] + sz * up[2]
-    # The ankle moves only as the foot rolls about its pivot, the point that moves least in the
-    # source over each step: by minus the pivot's move seen from the ankle of the yaw-held foot.
-    size = np.hypot(sw, s_up)
-    twisted = size > 0.0
-    size = np.where(twisted, size, 1.0)
-    hw = np.where(twisted, np.abs(sw) / size, 1.0)
-    hs = np.where(sw < 0.0, s_up, -s_up) / size
-    held = (hw, hs * up[0], hs * up[1], hs * up[2])
     roll = np.zeros((3, n))
     moved = np.zeros(n)  # the pivot's step into each frame (m)
     if n > 1:
@@ -123,14 +107,23 @@ def _locks(up: Array, meters_per_unit: float, fps: float, T: int, blend_frames: 
         moved[1:] = dist[k, np.arange(n - 1)] * meters_per_unit
         at = k * (3 * n) + np.arange(1, n)
         flat = P.reshape(-1)
-        r_now = quat._rot_c(*(h[1:] for h in held),
-                            *(np.take(flat, at + c * n) - A[c, 1:] for c in range(3)))
-        r_before = quat._rot_c(*(h[:-1] for h in held),
-                               *(np.take(flat, at + (c * n - 1)) - A[c, :-1] for c in range(3)))
         for c in range(3):
-            np.subtract(r_now[c], r_before[c], out=roll[c, 1:])
+            np.subtract(np.take(flat, at + c * n) - A[c, 1:], np.take(flat, at + (c * n - 1)) - A[c, :-1],
+                        out=roll[c, 1:])
         roll[:, first] = 0.0
         moved[first] = 0.0
+    # The anchor: where the foot's landing has slowed it (its pivot's step within a tenth of the
+    # way from the slowest in the first EASE_IN seconds to the touchdown's), at most EASE_IN on;
+    # a contact that starts with the foot as slow as it gets (no landing: a lock from a
+    # transition's switch on) is full at once.
+    reach = np.minimum(ease, lengths - 1)
+    k = np.arange(ease + 1)
+    at = np.minimum(first[:, None] + k[None, :], (last)[:, None])
+    step_at = moved[np.minimum(at + 1, np.maximum(last, first + 1)[:, None]).clip(0, n - 1)]
+    step_at = np.where(k[None, :] <= reach[:, None], step_at, np.inf)
+    slowest = step_at.min(axis=1)
+    settled = step_at <= (slowest + 0.1 * (step_at[:, 0] - slowest))[:, None]
+    anchor = first + np.minimum(np.argmax(settled, axis=1), reach)
     total = np.cumsum(roll, axis=1)
     total -= np.repeat(total[:, anchor], lengths, axis=1)
     hold = np.repeat(A[:, anchor], lengths, axis=1) - total
@@ -144,6 +137,10 @@ def _locks(up: Array, meters_per_unit: float, fps: float, T: int, blend_frames: 
     drift -= np.outer(up, up @ drift)
     count = np.add.reduceat(held_on, first)
     mean = np.stack([np.add.reduceat(drift[c] * held_on, first) for c in range(3)]) / np.maximum(count, 1.0)
+    # (by at most MEAN_SHIFT: a foot the source slides far is held near where it landed)
+    size = np.sqrt(np.sum(mean * mean, axis=0)) * meters_per_unit
+    mean *= np.minimum(1.0, MEAN_SHIFT / np.maximum(size, 1e-12))
+    mean *= anchor > first  # a lock that is full at once stays on the source's foot there
     hold += np.repeat(mean, lengths, axis=1)
     # The weight over each contact: 0 at the touchdown, 1 from the anchor on, in between a
     # smoothstep of the pivot's travel (of the frames when it does not travel).
@@ -154,10 +151,8 @@ def _locks(up: Array, meters_per_unit: float, fps: float, T: int, blend_frames: 
                         index / np.maximum(span, 1))
     w_in = np.where(index >= span, 1.0, _smoothstep(progress))
     planted = np.repeat(starts - first, lengths) + np.arange(n)
-    turn_all = _wrap(2.0 * np.arctan2(s_up, sw))
     if blend_frames <= 0:
-        half = w_in * -turn_all / 2
-        return planted, hold, (np.cos(half), np.sin(half) * up[0], np.sin(half) * up[1], np.sin(half) * up[2]), w_in
+        return planted, hold, w_in
     # After each lift the foot is let go over the source foot's own speeding up (to its fastest
     # before the next touchdown, at least blend_frames), by the next touchdown at the latest.
     nxt = np.append(starts[1:], T)
@@ -188,18 +183,13 @@ def _locks(up: Array, meters_per_unit: float, fps: float, T: int, blend_frames: 
     out = np.empty((3, N))
     out[:, at] = hold
     out[:, fading] = after[:, frames[fading]] + lift[:, idx]
-    # The held yaw: weighted on the way in, and faded from the lift's.
-    half = np.empty(N)
-    half[at] = w_in * -turn_all / 2
-    half[fading] = w * -turn_all[last[idx]] / 2
-    sin = np.sin(half)
-    yaw = (np.cos(half), sin * up[0], sin * up[1], sin * up[2])
-    return frames, out, yaw, weight
+    return frames, out, weight
 
 
 def _to_fastest(after: Array, stops: np.ndarray, room: np.ndarray) -> np.ndarray:
-    """[k] frames from each lift (stops) to the ankle's fastest frame (of `after` [3, T]) before
-    the next touchdown (room frames on): how long the source foot speeds up after it lifts."""
+    """[k] frames from each lift (stops) to where the ankle (of `after` [3, T]) is nearly at its
+    fastest before the next touchdown (room frames on): how long the source foot speeds up
+    after it lifts."""
     T = after.shape[1]
     step = np.zeros(T)
     if T > 1:
@@ -213,8 +203,9 @@ def _to_fastest(after: Array, stops: np.ndarray, room: np.ndarray) -> np.ndarray
     offset = np.cumsum(size) - size
     frames = np.minimum(np.arange(int(size.sum())) + np.repeat(a - offset, size), T - 1)
     values = step[frames]
+    # (the first frame within 10 % of the fastest: a plateau's float noise does not move it)
     peak = np.repeat(np.maximum.reduceat(values, offset), size)
-    hit = np.where(values == peak, np.arange(frames.size), frames.size)
+    hit = np.where(values >= 0.9 * peak, np.arange(frames.size), frames.size)
     out[ok] = frames[np.minimum.reduceat(hit, offset)] - a
     return out
 
@@ -235,11 +226,11 @@ def _pelvis_drop(hip: Array, target: Array, r: Array, up: Array) -> Array:
 
 def _knee(gp: Array, gr: Array, index: np.ndarray, leg: _Leg, start: int) -> tuple[Array, float]:
     """A knee's hinge in its thigh's frame (the hip joint's: [3]) and the straightest the take has
-    it (signed flexion, radians: negative past straight), from frame start + 1 on (a reference
-    pose before the motion is not the take). The hinge is the bend planes' normals, hip - knee
+    it (signed flexion, radians: negative past straight), from frame `start` on (a reference
+    pose before the motion is not the take; a lock never moves it). The hinge is the bend planes' normals, hip - knee
     cross ankle - knee, taken into the thigh's frame and summed: a bent knee counts more than a
     nearly straight one, and a hyperextended frame cannot flip it."""
-    first = min(start + 1, gp.shape[2] - 1)
+    first = min(start, gp.shape[2] - 1)
     a, b, c = (gp[index[j], :, first:] for j in (leg.hip, leg.knee, leg.ankle))
     ab, cb = a - b, c - b
     n = np.cross(ab, cb, axis=0)
@@ -333,10 +324,11 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
         if len(pts) < 2:
             ahead = quat._rot_c(*Q, *clip.forward)
             pts = [A, np.stack([A[c] + ahead[c] for c in range(3)])]
-        frames, hold, yaw, w = _locks(up, mpu, clip.fps, T, blend_frames, starts, stops, A, Q, np.stack(pts),
+        frames, hold, w = _locks(up, mpu, clip.fps, T, blend_frames, starts, stops, A, np.stack(pts),
                                       gp[a_row])
         ankle_pos = np.take(gp[a_row], frames, axis=1)
-        solve[side] = _Lock(frames, ankle_pos + w * (hold - ankle_pos), yaw, w, np.take(gr[a_row], frames, axis=1),
+        solve[side] = _Lock(frames, ankle_pos + w * (hold - ankle_pos), w,
+                            np.take(gr[a_row], frames, axis=1),
                             np.take(gp[index[leg.hip]], frames, axis=1),
                             np.take(gp[index[leg.knee]], frames, axis=1), ankle_pos)
 
@@ -348,7 +340,8 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
         for side, lock in solve.items():
             reach = ik.reach_at(_norm(lock.knee - lock.hip), _norm(lock.ankle - lock.knee), knees[side][1])
             # Down only as far as the IK then reaches exactly (its soft start, or the pose's own).
-            within = np.minimum(np.maximum(ik.SOFT_START_LIMITED * reach, _norm(lock.ankle - lock.hip)), reach)
+            within = np.minimum(np.maximum(ik.SOFT_START_LIMITED * reach, _norm(lock.ankle - lock.hip)),
+                                reach)
             need = _pelvis_drop(lock.hip.T, lock.target.T, within, up)
             drop[lock.frames] = np.maximum(drop[lock.frames], need)
         drop[:clip.motion_start] = 0.0  # a converter's T-pose stays as it is
@@ -405,8 +398,7 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
     new_hip = quat._mul_c(p_hip[0], -p_hip[1], -p_hip[2], -p_hip[3], *got.hip)
     new_knee = quat._mul_c(p_knee[0], -p_knee[1], -p_knee[2], -p_knee[3], *got.opened)
     k = got.knee
-    yaws = both([np.stack(lock.yaw) for lock in locks])
-    target_rot = quat._mul_c(*yaws, *both([lock.ankle_rot for lock in locks]))
+    target_rot = _q4(both([lock.ankle_rot for lock in locks]))
     new_ankle = quat._mul_c(k[0], -k[1], -k[2], -k[3], *target_rot)
     joints = [j for leg in legs.values() for j in (leg.hip, leg.knee, leg.ankle)]
     # The leg joints' new locals go into the FK's own locals (component-major), in place, once
@@ -580,12 +572,11 @@ def _limit_steps(src: Array, joints: np.ndarray, dq: Array, out: Array, rows: np
 
 class _Lock(NamedTuple):
     """One leg's solve on the frames its locks touch (time order): the ankle's target [3, N],
-    its yaw (w, x, y, z) and weight [N], and the source's ankle world rotation [4, N] and hip,
+    its weight [N], and the source's ankle world rotation [4, N] and hip,
     knee and ankle positions [3, N]."""
 
     frames: np.ndarray
     target: Array
-    yaw: ik.Quat
     weight: Array
     ankle_rot: Array
     hip: Array
@@ -602,9 +593,7 @@ def _held_too(lock: _Lock, more: np.ndarray, hip: Array, knee: Array, ankle: Arr
     frames = frames[order]
     target = np.concatenate([lock.target, np.take(ankle, more, axis=1)], axis=1)[:, order]
     weight = np.concatenate([lock.weight, np.zeros(len(more))])[order]
-    one, zero = np.ones(len(more)), np.zeros(len(more))
-    yaw = tuple(np.concatenate([y, e])[order] for y, e in zip(lock.yaw, (one, zero, zero, zero), strict=True))
-    return _Lock(frames, target, (yaw[0], yaw[1], yaw[2], yaw[3]), weight, np.take(ankle_rot, frames, axis=1),
+    return _Lock(frames, target, weight, np.take(ankle_rot, frames, axis=1),
                  np.take(hip, frames, axis=1), np.take(knee, frames, axis=1), np.take(ankle, frames, axis=1))
 
 
