@@ -243,6 +243,20 @@ def _knee(gp: Array, gr: Array, index: np.ndarray, leg: _Leg, start: int) -> tup
     return hinge, float(flexion.min())
 
 
+def _ease_out(drop: Array, frames: int) -> Array:
+    """A drop at least `drop` that never rises sooner (lowering only where a foot needs it) but
+    eases out over `frames` after each need ends (a source that bends its knee at the lift
+    would let the pelvis spring back up within a frame): each frame's need, smoothstepped down
+    over the frames after it."""
+    if frames < 1 or not drop.any():
+        return drop
+    out = drop.copy()
+    for k in range(1, frames + 1):
+        w = float(_smoothstep(np.array(1.0 - k / (frames + 1.0))))
+        np.maximum(out[k:], w * drop[:-k], out=out[k:])
+    return out
+
+
 def _smooth_drop(drop: Array, radius: int) -> Array:
     """A drop at least `drop` everywhere that eases in and out over `radius` frames."""
     if radius < 1 or not drop.any():
@@ -344,6 +358,7 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
                                 reach)
             need = _pelvis_drop(lock.hip.T, lock.target.T, within, up)
             drop[lock.frames] = np.maximum(drop[lock.frames], need)
+        drop = _ease_out(drop, blend_frames)
         drop[:clip.motion_start] = 0.0  # a converter's T-pose stays as it is
 
     out = clip
@@ -355,11 +370,24 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
     # Both legs solved at once, laid end to end: the leg joints' world rotations and their
     # parents' on the frames each leg's locks touch.
     locks = []
+    # A lock is let go in the legs' joints: the correction the IK made to each joint's local
+    # rotation at the lift fades out (slerp to none), so a knee near straight at push-off does
+    # not snap as the foot's offset fades; where the pelvis is lowered the IK still holds it.
+    letgo: dict[str, tuple[np.ndarray, Array]] = {}
+    for side, leg in legs.items():
+        lock = solve[side]
+        joint_fade = ~masks[side][lock.frames] & (drop[lock.frames] <= 0.0)
+        letgo[side] = (lock.frames[joint_fade], lock.weight[joint_fade])
+        keep = ~joint_fade
+        solve[side] = lock._replace(frames=lock.frames[keep], target=lock.target[:, keep], weight=lock.weight[keep],
+                                    ankle_rot=lock.ankle_rot[:, keep], hip=lock.hip[:, keep],
+                                    knee=lock.knee[:, keep], ankle=lock.ankle[:, keep])
     for leg, lock in ((leg, solve[side]) for side, leg in legs.items()):
         if lowered:
             # A lowered pelvis moves every foot: those not locked are held where the source had them.
             inside = np.zeros(T, dtype=bool)
             inside[lock.frames] = True
+            inside[letgo[_side_of(legs, leg)][0]] = True
             more = np.flatnonzero((drop > 0) & ~inside)
             if more.size:
                 lock = _held_too(lock, more, gp[index[leg.hip]], gp[index[leg.knee]], gp[index[leg.ankle]],
@@ -424,6 +452,26 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
             far = m > _SHORT_M
             short.append(f"{side} on {int(far.sum())} frames from {frames[far].min() / clip.fps:.2f} s "
                          f"(up to {m.max() * 100:.1f} cm)")
+    for n_leg, side in enumerate(legs):
+        fade, weight = letgo[side]
+        if not fade.size:
+            continue
+        lift = np.maximum.accumulate(np.where(masks[side], np.arange(T), -1))[fade]
+        leg = legs[side]
+        if clip.parents[leg.knee] == leg.hip:
+            # A knee let go no straighter than the limit: its share of the correction cut where
+            # the source's own knee is near it.
+            hinge, limit = knees[side]
+            thigh = -clip.positions[fade, leg.knee].T
+            shin = clip.positions[fade, leg.ankle].T
+            src = clip.rotations[fade, leg.knee].T
+            want = _faded(lrot[index[leg.knee]][:, lift], clip.rotations[lift, leg.knee].T, src, weight)
+            f0, f1 = (_flexion(q, thigh, shin, hinge) for q in (src, want))
+            over = f1 < limit
+            weight = weight * np.where(over, np.clip((f0 - limit) / np.maximum(f0 - f1, 1e-12), 0.0, 1.0), 1.0)
+        for j, r in zip(joints[3 * n_leg:3 * n_leg + 3], rows[3 * n_leg:3 * n_leg + 3], strict=True):
+            lrot[r][:, fade] = _faded(lrot[r][:, lift], clip.rotations[lift, j].T, clip.rotations[fade, j].T,
+                                      weight)
     _limit_steps(clip.rotations, np.array(joints), dq, lrot, rows, first, pinned)
     for j, r in zip(joints, rows, strict=True):
         rot[:, j] = lrot[r].T
@@ -595,6 +643,30 @@ def _held_too(lock: _Lock, more: np.ndarray, hip: Array, knee: Array, ankle: Arr
     weight = np.concatenate([lock.weight, np.zeros(len(more))])[order]
     return _Lock(frames, target, weight, np.take(ankle_rot, frames, axis=1),
                  np.take(hip, frames, axis=1), np.take(knee, frames, axis=1), np.take(ankle, frames, axis=1))
+
+
+def _flexion(knee: Array, thigh: Array, shin: Array, hinge: Array) -> Array:
+    """[N] a knee's signed flexion (radians) from its local rotations [4, N], in the thigh's
+    frame: thigh [3, N] from the knee to the hip, shin [3, N] the ankle's offset, hinge [3]."""
+    cb = np.stack(quat._rot_c(*knee, *shin))
+    n = np.cross(thigh, cb, axis=0)
+    return np.arctan2(hinge @ n, -np.einsum("cn,cn->n", thigh, cb))
+
+
+def _side_of(legs: Mapping[str, _Leg], leg: _Leg) -> str:
+    return next(side for side, other in legs.items() if other is leg)
+
+
+def _faded(new_at: Array, src_at: Array, src: Array, weight: Array) -> Array:
+    """[4, N] the source's local rotations `src` with a weighted share of the correction a lock
+    made at its lift (new_at inv(src_at), each [4, N]): slerp(1, correction, weight) src."""
+    c = np.stack(quat._mul_c(*new_at, src_at[0], -src_at[1], -src_at[2], -src_at[3]))
+    c *= np.where(c[0] < 0.0, -1.0, 1.0)
+    sin = np.sqrt(c[1] * c[1] + c[2] * c[2] + c[3] * c[3])
+    half = np.arctan2(sin, c[0]) * weight
+    scale = np.sin(half) / np.where(sin > 0.0, sin, 1.0)
+    out = np.stack(quat._mul_c(np.cos(half), c[1] * scale, c[2] * scale, c[3] * scale, *src))
+    return _unit_near(out, src)
 
 
 def _unit_near(q: Array, ref: Array) -> Array:
