@@ -74,17 +74,18 @@ class _Leg:
 
 
 def _locks(up: Array, meters_per_unit: float, fps: float, T: int, blend_frames: int, starts: np.ndarray,
-           stops: np.ndarray, A: Array, P: Array, after: Array) -> tuple[np.ndarray, Array, Array]:
+           stops: np.ndarray, A: Array, P: Array, after: Array, begin: int = 0,
+           ease_in: float = 0.1) -> tuple[np.ndarray, Array, Array]:
     """One foot's locks over its contacts (runs [starts, stops) of a [T] mask), on the contact
     frames only, laid end to end: A [3, n] the ankle's positions and P [K, 3, n] the foot's points
     (ankle, ball, toe tips), world frame, file units, component-major; `after` [3, T] the ankle's
-    positions on every frame (for the releases). Returns (frames [N], held ankle [3, N], weight
-    [N]) over the frames the locks touch, in time order: the contact frames and after each lift
-    those the lock lets go over (the IK's straight legs take the bend of the nearest frame in
-    that order). The ankle's target is its position + weight (held - position); its world
+    positions on every frame (for the releases); `begin` the take's first frame of motion.
+    Returns (frames [N], held ankle [3, N], weight [N]) over the frames the locks touch, in time
+    order: the contact frames and after each lift those the lock lets go over (the IK's
+    straight legs take the bend of the nearest frame in that order). The ankle's target is its position + weight (held - position); its world
     rotation stays the source's (a foot that turns on its ball keeps turning).
 
-    A lock eases in from the touchdown: it is full on its anchor, at most EASE_IN seconds on,
+    A lock eases in from the touchdown: it is full on its anchor, at most ease_in seconds on,
     where the held foot is the source's, and before that the ankle goes from the source's to the
     held one's as the source foot covers the ground to the anchor (a smoothstep of the pivot's
     travel: the change is spread over the foot's own deceleration, and the target's velocity
@@ -96,7 +97,7 @@ def _locks(up: Array, meters_per_unit: float, fps: float, T: int, blend_frames: 
     n = A.shape[1]
     first = np.cumsum(lengths) - lengths  # each contact's touchdown, where it lies in the n
     last = first + lengths - 1
-    ease = max(0, math.ceil(EASE_IN * fps - 1e-9))
+    ease = max(0, math.ceil(ease_in * fps - 1e-9))
     roll = np.zeros((3, n))
     moved = np.zeros(n)  # the pivot's step into each frame (m)
     if n > 1:
@@ -124,6 +125,8 @@ def _locks(up: Array, meters_per_unit: float, fps: float, T: int, blend_frames: 
     slowest = step_at.min(axis=1)
     settled = step_at <= (slowest + 0.1 * (step_at[:, 0] - slowest))[:, None]
     anchor = first + np.minimum(np.argmax(settled, axis=1), reach)
+    # A foot planted on the take's first frame landed before it: held at once.
+    anchor = np.where(starts <= begin, first, anchor)
     total = np.cumsum(roll, axis=1)
     total -= np.repeat(total[:, anchor], lengths, axis=1)
     hold = np.repeat(A[:, anchor], lengths, axis=1) - total
@@ -227,9 +230,9 @@ def _pelvis_drop(hip: Array, target: Array, r: Array, up: Array) -> Array:
 def _knee(gp: Array, gr: Array, index: np.ndarray, leg: _Leg, start: int) -> tuple[Array, float]:
     """A knee's hinge in its thigh's frame (the hip joint's: [3]) and the straightest the take has
     it (signed flexion, radians: negative past straight), from frame `start` on (a reference
-    pose before the motion is not the take; a lock never moves it). The hinge is the bend planes' normals, hip - knee
-    cross ankle - knee, taken into the thigh's frame and summed: a bent knee counts more than a
-    nearly straight one, and a hyperextended frame cannot flip it."""
+    pose before the motion is not the take; a lock never moves it). The hinge is the bend
+    planes' normals, hip - knee cross ankle - knee, taken into the thigh's frame and summed: a
+    bent knee counts more than a nearly straight one, and a hyperextended frame cannot flip it."""
     first = min(start, gp.shape[2] - 1)
     a, b, c = (gp[index[j], :, first:] for j in (leg.hip, leg.knee, leg.ankle))
     ab, cb = a - b, c - b
@@ -270,17 +273,23 @@ def _smooth_drop(drop: Array, radius: int) -> Array:
 
 def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None,
               feet: FeetSpec | None = None, blend_time: float = BLEND_TIME,
-              lower_pelvis: bool = False) -> Clip:
+              lower_pelvis: bool = False, ease_in: float = EASE_IN) -> Clip:
     """A copy of `clip` whose planted feet stay where they landed (see the module notes).
 
     contacts: {'L': bool [T], 'R': bool [T]}, as `contacts.contacts` returns them (detected on the
         clip when None); a side left out is not locked.
     feet: {'L': ankle, 'R': ankle} by name or index (`body.with_feet`); None: the body map's.
-    blend_time: seconds over which a lock fades out after the lift.
+    blend_time: seconds over which a lock fades out after the lift, at least (longer as the
+        source foot speeds up, or for a foot held far from the source's).
+    ease_in: seconds after a touchdown by which the lock is full, easing in over the landing
+        foot's deceleration (0: full on the touchdown frame; a transition holds its switch's
+        contacts so, being no landings).
     lower_pelvis: where a foot cannot reach its lock, lower the motion root along up just enough
         (eased over blend_time); otherwise the foot is held as near as the leg reaches and a
         `FootLockWarning` says where.
     """
+    if not (math.isfinite(ease_in) and ease_in >= 0.0):
+        raise ValueError(f"ease_in must be finite and >= 0 seconds, not {ease_in}")
     if not (math.isfinite(blend_time) and blend_time >= 0.0):
         raise ValueError(f"blend_time must be finite and >= 0 seconds, not {blend_time}")
     clip = with_feet(clip, feet)
@@ -339,7 +348,7 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
             ahead = quat._rot_c(*Q, *clip.forward)
             pts = [A, np.stack([A[c] + ahead[c] for c in range(3)])]
         frames, hold, w = _locks(up, mpu, clip.fps, T, blend_frames, starts, stops, A, np.stack(pts),
-                                      gp[a_row])
+                                 gp[a_row], clip.motion_start, ease_in)
         ankle_pos = np.take(gp[a_row], frames, axis=1)
         solve[side] = _Lock(frames, ankle_pos + w * (hold - ankle_pos), w,
                             np.take(gr[a_row], frames, axis=1),
@@ -358,6 +367,7 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
                                 reach)
             need = _pelvis_drop(lock.hip.T, lock.target.T, within, up)
             drop[lock.frames] = np.maximum(drop[lock.frames], need)
+        drop[drop * mpu < 1e-6] = 0.0  # rounding is no drop (a convention's float noise alike)
         drop = _ease_out(drop, blend_frames)
         drop[:clip.motion_start] = 0.0  # a converter's T-pose stays as it is
 
@@ -374,14 +384,14 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
     # rotation at the lift fades out (slerp to none), so a knee near straight at push-off does
     # not snap as the foot's offset fades; where the pelvis is lowered the IK still holds it.
     letgo: dict[str, tuple[np.ndarray, Array]] = {}
-    for side, leg in legs.items():
+    for side in legs:
         lock = solve[side]
         joint_fade = ~masks[side][lock.frames] & (drop[lock.frames] <= 0.0)
         letgo[side] = (lock.frames[joint_fade], lock.weight[joint_fade])
         keep = ~joint_fade
-        solve[side] = lock._replace(frames=lock.frames[keep], target=lock.target[:, keep], weight=lock.weight[keep],
-                                    ankle_rot=lock.ankle_rot[:, keep], hip=lock.hip[:, keep],
-                                    knee=lock.knee[:, keep], ankle=lock.ankle[:, keep])
+        solve[side] = lock._replace(frames=lock.frames[keep], target=lock.target[:, keep],
+                                    weight=lock.weight[keep], ankle_rot=lock.ankle_rot[:, keep],
+                                    hip=lock.hip[:, keep], knee=lock.knee[:, keep], ankle=lock.ankle[:, keep])
     for leg, lock in ((leg, solve[side]) for side, leg in legs.items()):
         if lowered:
             # A lowered pelvis moves every foot: those not locked are held where the source had them.
@@ -468,7 +478,8 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
             want = _faded(lrot[index[leg.knee]][:, lift], clip.rotations[lift, leg.knee].T, src, weight)
             f0, f1 = (_flexion(q, thigh, shin, hinge) for q in (src, want))
             over = f1 < limit
-            weight = weight * np.where(over, np.clip((f0 - limit) / np.maximum(f0 - f1, 1e-12), 0.0, 1.0), 1.0)
+            cut = np.clip((f0 - limit) / np.maximum(f0 - f1, 1e-12), 0.0, 1.0)
+            weight = weight * np.where(over, cut, 1.0)
         for j, r in zip(joints[3 * n_leg:3 * n_leg + 3], rows[3 * n_leg:3 * n_leg + 3], strict=True):
             lrot[r][:, fade] = _faded(lrot[r][:, lift], clip.rotations[lift, j].T, clip.rotations[fade, j].T,
                                       weight)
