@@ -82,8 +82,9 @@ def _locks(up: Array, meters_per_unit: float, fps: float, T: int, blend_frames: 
     positions on every frame (for the releases); `begin` the take's first frame of motion.
     Returns (frames [N], held ankle [3, N], weight [N]) over the frames the locks touch, in time
     order: the contact frames and after each lift those the lock lets go over (the IK's
-    straight legs take the bend of the nearest frame in that order). The ankle's target is its position + weight (held - position); its world
-    rotation stays the source's (a foot that turns on its ball keeps turning).
+    straight legs take the bend of the nearest frame in that order). The ankle's target is its
+    position + weight (held - position); its world rotation stays the source's (a foot that
+    turns on its ball keeps turning).
 
     A lock eases in from the touchdown: it is full on its anchor, at most ease_in seconds on,
     where the held foot is the source's, and before that the ankle goes from the source's to the
