@@ -479,11 +479,12 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
             want = _faded(lrot[index[leg.knee]][:, lift], clip.rotations[lift, leg.knee].T, src, weight)
             f0, f1 = (_flexion(q, thigh, shin, hinge) for q in (src, want))
             over = f1 < limit
-            cut = np.clip((f0 - limit) / np.maximum(f0 - f1, 1e-12), 0.0, 1.0)
-            weight = weight * np.where(over, cut, 1.0)
+            cut = np.where(over, np.clip((f0 - limit) / np.maximum(f0 - f1, 1e-12), 0.0, 1.0), 1.0)
+        else:
+            cut = np.ones(len(fade))
         for j, r in zip(joints[3 * n_leg:3 * n_leg + 3], rows[3 * n_leg:3 * n_leg + 3], strict=True):
             lrot[r][:, fade] = _faded(lrot[r][:, lift], clip.rotations[lift, j].T, clip.rotations[fade, j].T,
-                                      weight)
+                                      weight, cut)
     _limit_steps(clip.rotations, np.array(joints), dq, lrot, rows, first, pinned)
     for j, r in zip(joints, rows, strict=True):
         rot[:, j] = lrot[r].T
@@ -669,15 +670,25 @@ def _side_of(legs: Mapping[str, _Leg], leg: _Leg) -> str:
     return next(side for side, other in legs.items() if other is leg)
 
 
-def _faded(new_at: Array, src_at: Array, src: Array, weight: Array) -> Array:
-    """[4, N] the source's local rotations `src` with a weighted share of the correction a lock
-    made at its lift (new_at inv(src_at), each [4, N]): slerp(1, correction, weight) src."""
-    c = np.stack(quat._mul_c(*new_at, src_at[0], -src_at[1], -src_at[2], -src_at[3]))
+def _log(new: Array, src: Array) -> Array:
+    """[3, N] the rotation vector (axis times angle) of the correction new inv(src), each [4, N]."""
+    c = np.stack(quat._mul_c(*new, src[0], -src[1], -src[2], -src[3]))
     c *= np.where(c[0] < 0.0, -1.0, 1.0)
     sin = np.sqrt(c[1] * c[1] + c[2] * c[2] + c[3] * c[3])
-    half = np.arctan2(sin, c[0]) * weight
-    scale = np.sin(half) / np.where(sin > 0.0, sin, 1.0)
-    out = np.stack(quat._mul_c(np.cos(half), c[1] * scale, c[2] * scale, c[3] * scale, *src))
+    return c[1:] * (2.0 * np.arctan2(sin, c[0]) / np.where(sin > 0.0, sin, 1.0))
+
+
+def _faded(new_at: Array, src_at: Array, src: Array, weight: Array, cut: Array | None = None) -> Array:
+    """[4, N] the source's local rotations `src` with `weight` [N] of the correction a lock made
+    at its lift (new_at inv(src_at), each [4, N]; its rotation vector scaled), and `cut` [N]
+    of that."""
+    v = _log(new_at, src_at) * weight
+    if cut is not None:
+        v *= cut  # (a knee kept off straighter than the take's: the whole correction scaled)
+    angle = np.sqrt(np.sum(v * v, axis=0))
+    half = 0.5 * angle
+    scale = np.sin(half) / np.where(angle > 0.0, angle, 1.0)
+    out = np.stack(quat._mul_c(np.cos(half), v[0] * scale, v[1] * scale, v[2] * scale, *src))
     return _unit_near(out, src)
 
 
