@@ -146,6 +146,12 @@ def _locks(up: Array, meters_per_unit: float, fps: float, T: int, blend_frames: 
     mean *= np.minimum(1.0, MEAN_SHIFT / np.maximum(size, 1e-12))
     mean *= anchor > first  # a lock that is full at once stays on the source's foot there
     hold += np.repeat(mean, lengths, axis=1)
+    # Never lower than the source stood the foot in this contact: where a pivot held as the
+    # foot pitches (its points by turns) would put one of its points below that, up.
+    h_src = np.einsum("c,kcn->kn", up, P)
+    floor = np.minimum.reduceat(h_src.min(axis=0), first)
+    lowest = (h_src + (up @ (hold - A))[None]).min(axis=0)
+    hold += up[:, None] * np.maximum(np.repeat(floor, lengths) - lowest, 0.0)
     # The weight over each contact: 0 at the touchdown, 1 from the anchor on, in between a
     # smoothstep of the pivot's travel (of the frames when it does not travel).
     run = np.cumsum(moved)
