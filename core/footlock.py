@@ -467,8 +467,8 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
         m = miss[at]
         if m.max(initial=0.0) > _SHORT_M:
             far = m > _SHORT_M
-            short.append(f"{side} on {int(far.sum())} frames from {frames[far].min() / clip.fps:.2f} s "
-                         f"(up to {m.max() * 100:.1f} cm)")
+            short.append(f"{side} on {int(far.sum())} frame{'s' if far.sum() > 1 else ''} "
+                         f"({_ranges(frames[far])}), up to {m.max() * 100:.1f} cm short")
     for n_leg, side in enumerate(legs):
         fade, weight = letgo[side]
         if not fade.size:
@@ -670,6 +670,15 @@ def _flexion(knee: Array, thigh: Array, shin: Array, hinge: Array) -> Array:
     cb = np.stack(quat._rot_c(*knee, *shin))
     n = np.cross(thigh, cb, axis=0)
     return np.arctan2(hinge @ n, -np.einsum("cn,cn->n", thigh, cb))
+
+
+def _ranges(frames: np.ndarray) -> str:
+    """'frames 28-33, 40' for sorted frame indices (the first six runs, '...' after)."""
+    cut = np.flatnonzero(np.diff(frames) > 1) + 1
+    runs = [(int(r[0]), int(r[-1])) for r in np.split(frames, cut)]
+    text = ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in runs[:6])
+    text += ", ..." if len(runs) > 6 else ""
+    return f"frame{'s' if len(frames) > 1 else ''} {text}"
 
 
 def _side_of(legs: Mapping[str, _Leg], leg: _Leg) -> str:
