@@ -192,8 +192,10 @@ class STRIDE_OT_detect_footsteps(_ActionOperator):
         act, counts, feet = jobs.detect_footsteps(self.target(context),
                                                   options=from_source(FootstepOptions, self))
         found = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-        # A doubt about which joints are the feet is a warning the user should see.
-        doubt = any(word in feet for word in ("disagree", "mirrored", "never plants", "do not alternate"))
+        # A doubt about which joints are the feet, or about the contacts (a ContactWarning: a
+        # foot that never plants, steps twice in a row or slides), is a warning to see.
+        doubt = any(word in feet for word in ("disagree", "mirrored", "never plants", "do not alternate",
+                                              "twice in a row", "slides on the floor"))
         self.report({"WARNING"} if doubt else {"INFO"},
                     f"{act.name}: {found} (pose markers; exact times in stride_events); {feet}")
         return {"FINISHED"}
