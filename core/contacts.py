@@ -19,9 +19,14 @@ between frames by the parabola through the peak. A threshold alone misplaces it:
 ends the drop at 0.5-1 m/s and the foot then rolls for 10-15 frames before it is still, and a
 foot that skates on landing (CMU 09_12) slides on at about 1 m/s for a tenth of a second.
 
-Lift (the contact's end): the speed crossing `exit_mps`, interpolated between frames. The toe
-accelerates steadily off the floor, so this comes a few frames after it leaves (lifts have no
-hand labels to be checked against).
+Lift (the contact's end): where the speed crosses `speed_mps` for good (the foot's last slow
+frame), or crosses `exit_mps`, or the foot's last point leaves the floor, whichever comes first,
+interpolated between frames (lifts have no hand labels to be checked against).
+
+A contact ends where the foot lifts or travels (`_split`): a run the hysteresis made is cut where
+the foot's lowest point rises off its local standing height between frames on the floor, and
+where its least moving point has spread over 0.12 leg lengths (the frames around the fastest
+move are taken out: a step when faster than a contact and farther than that, else a slide).
 
 Times are seconds (frame index / fps, so frame 0 is 0 s); frames are 0-based indices.
 """

@@ -1,24 +1,25 @@
 """Foot locking: planted feet held where they landed, by two-bone IK on the legs.
 
-During each contact the foot's pivot, the point it stands on, stays where it was planted: each
-step, the ankle moves only as the foot rolls about the point of it (ankle, ball, toe tips) that
-moves least in the source over that step, so the heel holds after touchdown and the ball or toe
-once the heel lifts, and a source that slides (or whose root was sped up) no longer does. The foot
-keeps the source's roll and pitch (a heel-off stays a heel-off) and its yaw about up is held at
-the touchdown's (the twist of its rotation since then is taken off). What changes is a per-frame
-offset of the ankle (position and a yaw) from the source; it is zero at touchdown by construction,
-so a lock is at full strength on the touchdown frame, and after the lift it fades out with a
-smoothstep over `blend_time`, or over as long as keeps its average speed under FADE_SPEED, and by
-the next touchdown at the latest. The legs (hip, knee, ankle) are solved by `ik.two_bone`, the
-knee bending in its own plane (`ik.solve`, on the component-major layout the FK of the chains
-to the feet leaves: [joint, component, frame]); the root, the upper body and the toes' local
-rotations are untouched, and so are bone lengths. Outside the locks no leg joint turns further in
-a frame than its largest step in the source (`_limit_steps`).
+During each contact the foot's pivot, the point it stands on, stays put: each step, the ankle
+moves only as the foot rolls (or turns) about the point of it (ankle, ball, toe tips) that moves
+least in the source over that step, so the heel holds after touchdown and the ball or toe once
+the heel lifts, and a source that slides (or whose root was sped up) no longer does. The foot
+keeps the source's rotation. It is held where the source's pivot is on average over the contact
+(by at most MEAN_SHIFT from where it is when the lock is full), never below where the source
+stood it in that contact. A lock eases in from the touchdown over the landing foot's
+deceleration, full at most `ease_in` after it (`_locks`), and is let go from the lift, where the
+source foot speeds up for good, by fading the IK's correction to each leg joint (`_faded`).
+The legs (hip, knee, ankle) are solved by `ik.solve` with each knee's hinge and the take's
+straightest knee (`_knee`: never straighter, never to the other side), on the component-major
+layout the FK of the chains to the feet leaves ([joint, component, frame]); the root (unless
+`lower_pelvis`), the upper body and the toes' local rotations are untouched, and so are bone
+lengths. Outside the locks no leg joint turns further in a frame than its largest step in the
+source (`_limit_steps`).
 
 Only what the locks touch is worked on: each foot's locks on its contact frames (`_locks`), the
-IK of both legs at once on the frames where a lock holds or fades (laid end to end, each leg's
-in time order), the step limit on the frames around the steps it spreads; every other frame is
-the source's, copied.
+IK of both legs at once on the frames where a lock holds (laid end to end, each leg's in time
+order), the let-go on the frames after each lift, the step limit on the frames around the steps
+it spreads; every other frame is the source's, copied.
 """
 
 from __future__ import annotations

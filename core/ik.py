@@ -14,6 +14,12 @@ toward full reach (the "soft IK" of A. Stolarz's 2010 note: d' = s + (m - s)(1 -
 / (m - s)))), starting no lower than the pose's own distance, so a frame left as it was is
 solved as it was.
 
+With `min_flexion` (radians, signed toward the knee's bend side) the side the knee bends to is
+`bend` (the hinge) when given, else the pose's own, and the knee opens and closes only on it, no
+straighter than the limit: a pose past straight (a hyperextended frame, whose own bend axis points
+the wrong way) closes toward its side, not further back; the reach is the leg's at the limit
+(`reach_at`), softened from SOFT_START_LIMITED of it.
+
 `solve` is the same on unpacked components (tuples of `[N]` arrays, as `quat.fk_components`
 lays them out): what `footlock` calls on whole takes, without packing and unpacking `[N, 4]`.
 """
