@@ -102,7 +102,8 @@ def contacts(clip: Clip, *, feet: FootSpec | None = None, speed_mps: float | Non
              floor: str | float | None = "local", min_duration: float = 0.05,
              frames: tuple[int, int | None] | None = None, window: int | None = None,
              exit_mps: float | None = None, height_m: float | None = None,
-             floor_seconds: float = 1.0, thresholds: Thresholds | None = None) -> dict[str, np.ndarray]:
+             floor_seconds: float = 1.0, thresholds: Thresholds | None = None,
+             split_slides: bool = True) -> dict[str, np.ndarray]:
     """{foot: bool [T]}: the frames where each foot is planted (False outside the analysed range).
 
     feet: None for the body map's feet, keys 'L' and 'R' (default_feet); {name: ankle} by joint
@@ -128,10 +129,13 @@ def contacts(clip: Clip, *, feet: FootSpec | None = None, speed_mps: float | Non
     window: odd length in frames of the median filter on the speed (1: none). Default: the odd
         count nearest 1/24 s (5 frames at 120 fps, 3 at 60, none at 30 and below), so that the
         filter spans the same time at any frame rate.
+    split_slides: a contact ends where the foot slides over the floor (its least moving point
+        spreading over 0.12 leg lengths without a step); False: it goes on (what foot locking
+        holds still: `footlock.lock_feet` detects so, and Lock Feet in Blender).
     """
     found = _detect(clip, feet=feet, speed_mps=speed_mps, floor=floor, min_duration=min_duration,
                    frames=frames, window=window, exit_mps=exit_mps, height_m=height_m,
-                   floor_seconds=floor_seconds, thresholds=thresholds)
+                   floor_seconds=floor_seconds, thresholds=thresholds, split_slides=split_slides)
     return {name: d.mask for name, d in found.items()}
 
 
@@ -198,7 +202,8 @@ def _contacts_keeping_fk(clip: Clip) -> tuple[dict[str, np.ndarray], dict[str, A
     `_seen`; empty when the take is too short to read): `footlock.lock_feet` reuses it."""
     fk: dict[str, Any] = {}
     found = _detect(clip, feet=None, speed_mps=None, floor="local", min_duration=0.05, frames=None,
-                    window=None, exit_mps=None, height_m=None, floor_seconds=1.0, fk_out=fk)
+                    window=None, exit_mps=None, height_m=None, floor_seconds=1.0, fk_out=fk,
+                    split_slides=False)
     return {name: d.mask for name, d in found.items()}, fk
 
 
@@ -323,7 +328,7 @@ def _detect(clip: Clip, *, feet: FootSpec | None, speed_mps: float | None, floor
             min_duration: float, frames: tuple[int, int | None] | None, window: int | None,
             exit_mps: float | None, height_m: float | None, floor_seconds: float,
             thresholds: Thresholds | None = None,
-            fk_out: dict[str, Any] | None = None) -> dict[str, _Detection]:
+            fk_out: dict[str, Any] | None = None, split_slides: bool = True) -> dict[str, _Detection]:
     """{foot: _Detection}: what contacts() and footsteps() report, onsets and lifts in frames.
     fk_out: filled with the feet's FK over every frame (see `_seen`)."""
     if speed_mps is not None:
@@ -374,7 +379,7 @@ def _detect(clip: Clip, *, feet: FootSpec | None, speed_mps: float | None, floor
     for name, s in seen.speeds.items():
         mask, downs, ups, slides = _track(s, s < th.speed_mps, s < th.exit_mps, near[name], down[name], th,
                                   min_frames, knee_frames, reach, loop, seen.points[name], fps,
-                                  seen.travel)
+                                  seen.travel, split_slides)
         full = np.zeros(T, bool)
         full[first:stop] = mask
         if loop and stop < T:  # the repeated seam frame is frame 0 again
@@ -498,7 +503,8 @@ def _leg_m(clip: Clip, points: Mapping[str, tuple[list[int], list[int]]]) -> flo
 def _track(s: np.ndarray, slow: np.ndarray, moving_slowly: np.ndarray, near: np.ndarray, above: np.ndarray,
            th: Thresholds, min_frames: int, knee_frames: int, reach: float,
            loop: bool, points: np.ndarray, fps: float,
-           travel: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+           travel: np.ndarray,
+           split_slides: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """One foot over n frames: (mask [n], onsets, lifts, slides), the times in fractional frames,
     slides the frames where a contact was cut as the foot slid on the floor (no step).
     `above` [n, K] is how far (m) each of the foot's points is above the floor, `points` [n, K, 3]
@@ -531,6 +537,12 @@ def _track(s: np.ndarray, slow: np.ndarray, moving_slowly: np.ndarray, near: np.
     # none; a cut for travel leaves none that short) and shorter contacts dropped.
     starts, stops, slid_in, slid_out, stepped = _split(starts, stops, s, seed, above, points, th, fps,
                                                        min_frames)
+    if not split_slides and starts.size > 1:
+        # A slide's cut undone: the two pieces are one contact again.
+        join = slid_out[:-1] & slid_in[1:] & ~stepped[1:]
+        head, tail = np.concatenate([[True], ~join]), np.concatenate([~join, [True]])
+        starts, slid_in, stepped = starts[head], slid_in[head], stepped[head]
+        stops, slid_out = stops[tail], slid_out[tail]
     keep = seeds[stops] > seeds[starts]
     if not loop:
         keep |= (starts == 0) | (stops == n)

@@ -127,8 +127,9 @@ def _locks(up: Array, meters_per_unit: float, fps: float, T: int, blend_frames: 
     slowest = step_at.min(axis=1)
     settled = step_at <= (slowest + 0.1 * (step_at[:, 0] - slowest))[:, None]
     anchor = first + np.minimum(np.argmax(settled, axis=1), reach)
-    # A foot planted on the take's first frame landed before it: held at once.
-    anchor = np.where(starts <= begin, first, anchor)
+    # A foot planted on the take's first frame landed before it, and one planted no longer than
+    # the ease would take (a transition's blend has feet planted for a few frames): held at once.
+    anchor = np.where((starts <= begin) | (lengths <= ease), first, anchor)
     total = np.cumsum(roll, axis=1)
     total -= np.repeat(total[:, anchor], lengths, axis=1)
     hold = np.repeat(A[:, anchor], lengths, axis=1) - total
@@ -290,8 +291,8 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
     blend_time: seconds over which a lock fades out after the lift, at least (longer as the
         source foot speeds up, or for a foot held far from the source's).
     ease_in: seconds after a touchdown by which the lock is full, easing in over the landing
-        foot's deceleration (0: full on the touchdown frame; a transition holds its switch's
-        contacts so, being no landings).
+        foot's deceleration (0: full on the touchdown frame, as it is for a foot planted on the
+        take's first frame or for no longer than the ease).
     lower_pelvis: where a foot cannot reach its lock, lower the motion root along up just enough
         (eased over blend_time); otherwise the foot is held as near as the leg reaches and a
         `FootLockWarning` says where.

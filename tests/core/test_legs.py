@@ -354,3 +354,17 @@ def test_lock_feet_measures_hold_in_other_conventions():
             assert past <= PAST_DEGREES, (variant, side, past)
         for side, a, b, slip, sink in _slips(other, planted, got, base):
             assert slip < SLIP_M and sink <= SINK_M, (variant, side, a, b, slip, sink)
+
+
+def test_foot_locking_reads_a_sliding_foot_as_one_contact():
+    """contacts(split_slides=False), what lock_feet detects and Lock Feet uses: a contact cut
+    where the foot slid without a step is one contact again (131_02's start), and a step stays
+    a step."""
+    clip = bvh.load(take_path("131_02"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", contacts.ContactWarning)
+        cut, whole = contacts.contacts(clip), contacts.contacts(clip, split_slides=False)
+    for side in cut:
+        assert (whole[side] | cut[side]).sum() == whole[side].sum()  # only adds frames
+        assert len(M.runs(whole[side])) <= len(M.runs(cut[side]))
+    assert sum(len(M.runs(m)) for m in whole.values()) < sum(len(M.runs(m)) for m in cut.values())
