@@ -143,7 +143,8 @@ def footsteps(clip: Clip, *, lifts: bool = False, feet: FootSpec | None = None,
               speed_mps: float | None = None, floor: str | float | None = "local",
               min_duration: float = 0.05, frames: tuple[int, int | None] | None = None,
               window: int | None = None, exit_mps: float | None = None, height_m: float | None = None,
-              floor_seconds: float = 1.0, thresholds: Thresholds | None = None) -> dict[str, np.ndarray]:
+              floor_seconds: float = 1.0, thresholds: Thresholds | None = None,
+              split_slides: bool = True) -> dict[str, np.ndarray]:
     """{"FootDown_L": times, "FootDown_R": times}: touchdowns in seconds (frame / fps), sorted,
     sub-frame; with lifts=True also "FootUp_L" and "FootUp_R". Keys follow the names of `feet`.
 
@@ -155,7 +156,7 @@ def footsteps(clip: Clip, *, lifts: bool = False, feet: FootSpec | None = None,
     """
     found = _detect(clip, feet=feet, speed_mps=speed_mps, floor=floor, min_duration=min_duration,
                    frames=frames, window=window, exit_mps=exit_mps, height_m=height_m,
-                   floor_seconds=floor_seconds, thresholds=thresholds)
+                   floor_seconds=floor_seconds, thresholds=thresholds, split_slides=split_slides)
     out = {f"FootDown_{name}": d.downs / clip.fps for name, d in found.items()}
     doubt = _doubt(clip, found)
     if doubt:

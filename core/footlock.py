@@ -480,14 +480,14 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
         if clip.parents[leg.knee] == leg.hip:
             # A knee let go no straighter than the limit: its share of the correction cut where
             # the source's own knee is near it.
-            hinge, limit = knees[side]
+            knee_axis, straightest = knees[side]
             thigh = -clip.positions[fade, leg.knee].T
             shin = clip.positions[fade, leg.ankle].T
             src = clip.rotations[fade, leg.knee].T
             want = _faded(lrot[index[leg.knee]][:, lift], clip.rotations[lift, leg.knee].T, src, weight)
-            f0, f1 = (_flexion(q, thigh, shin, hinge) for q in (src, want))
-            over = f1 < limit
-            cut = np.where(over, np.clip((f0 - limit) / np.maximum(f0 - f1, 1e-12), 0.0, 1.0), 1.0)
+            f0, f1 = (_flexion(q, thigh, shin, knee_axis) for q in (src, want))
+            over = f1 < straightest
+            cut = np.where(over, np.clip((f0 - straightest) / np.maximum(f0 - f1, 1e-12), 0.0, 1.0), 1.0)
         else:
             cut = np.ones(len(fade))
         for j, r in zip(joints[3 * n_leg:3 * n_leg + 3], rows[3 * n_leg:3 * n_leg + 3], strict=True):
@@ -689,7 +689,7 @@ def _side_of(legs: Mapping[str, _Leg], leg: _Leg) -> str:
 
 def _log(new: Array, src: Array) -> Array:
     """[3, N] the rotation vector (axis times angle) of the correction new inv(src), each [4, N]."""
-    c = np.stack(quat._mul_c(*new, src[0], -src[1], -src[2], -src[3]))
+    c = np.stack(quat._mul_c(new[0], new[1], new[2], new[3], src[0], -src[1], -src[2], -src[3]))
     c *= np.where(c[0] < 0.0, -1.0, 1.0)
     sin = np.sqrt(c[1] * c[1] + c[2] * c[2] + c[3] * c[3])
     return c[1:] * (2.0 * np.arctan2(sin, c[0]) / np.where(sin > 0.0, sin, 1.0))
