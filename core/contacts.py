@@ -25,7 +25,7 @@ interpolated between frames (lifts have no hand labels to be checked against).
 
 A contact ends where the foot lifts or travels (`_split`): a run the hysteresis made is cut where
 the foot's lowest point rises off its local standing height between frames on the floor, and
-where its least moving point has spread over 0.12 leg lengths (the frames around the fastest
+where its least moving point has spread over 0.14 leg lengths (the frames around the fastest
 move are taken out: a step when faster than a contact and farther than that, else a slide).
 
 Times are seconds (frame index / fps, so frame 0 is 0 s); frames are 0-based indices.
@@ -65,10 +65,11 @@ _REST = 0.05  # a foot this far from stance to swing speed has come to rest
 _LIFT_LEGS = 0.018  # a planted foot lifts when its nearest point rises 1.5 cm
 # A contact ends where the foot lifts or travels: its lowest point rises this far off its standing
 # height between two frames on the floor (2 cm for a 0.85 m leg: mocap jitter is under 1 cm), or
-# the point of it that moves least spreads over more than this (10 cm: a heel strike's roll and
-# a heel-off stay under it, a shuffle step does not).
+# the point of it that moves least spreads over more than this (12 cm, the diagonal of the box
+# around each point bounding it: a heel strike's roll and a heel-off stay under it, a shuffle
+# step does not).
 _AIR_LEGS = 0.04
-_TRAVEL_LEGS = 0.12
+_TRAVEL_LEGS = 0.14
 # A lift comes before the least moving point has spread over this many times that (a loop's
 # seam or the push-off's speed-up must not cut a stance short).
 _TRIM = 1.2
@@ -130,7 +131,7 @@ def contacts(clip: Clip, *, feet: FootSpec | None = None, speed_mps: float | Non
         count nearest 1/24 s (5 frames at 120 fps, 3 at 60, none at 30 and below), so that the
         filter spans the same time at any frame rate.
     split_slides: a contact ends where the foot slides over the floor (its least moving point
-        spreading over 0.12 leg lengths without a step); False: it goes on (what foot locking
+        spreading over 0.14 leg lengths without a step); False: it goes on (what foot locking
         holds still: `footlock.lock_feet` detects so, and Lock Feet in Blender).
     """
     found = _detect(clip, feet=feet, speed_mps=speed_mps, floor=floor, min_duration=min_duration,
@@ -757,16 +758,12 @@ def _lift_before_travel(downs: np.ndarray, ups: np.ndarray, first_slow: np.ndarr
     out = ups.copy()
     for k in some[np.sqrt(np.sum(box * box, axis=-1)).min(axis=1) > limit]:
         for start in (int(a[k]), max(int(a[k]), int(first_slow[k]))):
-            spread = np.zeros(points.shape[1])
-            over = -1
-            for t in range(start + 1, int(b[k])):
-                step = np.sqrt(np.sum(np.square(points[start:t] - points[t]), axis=-1)).max(axis=0)
-                np.maximum(spread, step, out=spread)
-                if spread.min() > limit:
-                    over = t
-                    break
-            if over < 0:
+            q = points[start:int(b[k])]
+            grown = np.maximum.accumulate(q, axis=0) - np.minimum.accumulate(q, axis=0)
+            past = np.flatnonzero(np.sqrt(np.sum(grown * grown, axis=-1)).min(axis=1) > limit)
+            if not past.size:
                 break
+            over = start + int(past[0])
             if over > first_slow[k] + 1:
                 if over > last_slow[k]:
                     out[k] = min(out[k], over - 1.0)
@@ -775,18 +772,18 @@ def _lift_before_travel(downs: np.ndarray, ups: np.ndarray, first_slow: np.ndarr
 
 
 def _local_height(above: np.ndarray, slow: np.ndarray, radius: int) -> np.ndarray:
-    """[n] how far the lowest of the points rises above its own local standing height: the middle
+    """[n] how far the lowest of the points rises above its own local standing height: the mean
     of each point's heights `above` [n, K] over the `slow` frames within `radius` frames (the
-    floor under a long contact is not level, nor the foot's stance within it)."""
-    h = np.where(slow[:, None], above, np.nan)
-    if not slow.any():
-        h = above.copy()
-    padded = np.pad(h, ((radius, radius), (0, 0)), mode="constant", constant_values=np.nan)
-    view = np.lib.stride_tricks.sliding_window_view(padded, 2 * radius + 1, axis=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a window with no slow frame
-        stand = np.nanmedian(view, axis=-1)
-    stand = np.where(np.isnan(stand), np.nanmedian(h, axis=0), stand)
+    floor under a long contact is not level, nor the foot's stance within it), by running sums."""
+    n = above.shape[0]
+    w = slow.astype(np.float64) if slow.any() else np.ones(n)
+    total = np.concatenate([np.zeros((1, above.shape[1])), np.cumsum(above * w[:, None], axis=0)])
+    count = np.concatenate([[0.0], np.cumsum(w)])
+    lo = np.maximum(np.arange(n) - radius, 0)
+    hi = np.minimum(np.arange(n) + radius + 1, n)
+    got = count[hi] - count[lo]
+    fallback = (above * w[:, None]).sum(axis=0) / max(w.sum(), 1.0)
+    stand = np.where(got[:, None] > 0, (total[hi] - total[lo]) / np.maximum(got, 1.0)[:, None], fallback)
     return (above - stand).min(axis=1)
 
 
@@ -800,34 +797,35 @@ def _travels(a: int, b: int, s: np.ndarray, points: np.ndarray, th: Thresholds,
     slow = np.flatnonzero(s[a:b] < th.speed_mps)
     # The landing before the first slow frame and the lift after the last are no travel.
     begin, end = (a + int(slow[0]), a + int(slow[-1]) + 1) if slow.size else (a, b)
-    spread = np.zeros(points.shape[1])
-    t = begin + 1
-    while t < end:
+    while True:
         lo = max(start, begin)
-        step = np.sqrt(np.sum(np.square(points[lo:t] - points[t]), axis=-1)).max(axis=0)
-        np.maximum(spread, step, out=spread)
-        if spread.min() > th.travel_m:
-            # The move: around the fastest frame, as long as faster than a contact gets, and
-            # at least min_frames (shorter gaps are filled).
-            m = lo + 1 + int(np.argmax(s[lo + 1:t + 1]))
-            g0, g1 = m, m + 1
-            while g0 - 1 > lo and s[g0 - 1] > th.speed_mps:
+        if lo + 1 >= end:
+            break
+        # The box around each point from lo on (its diagonal bounds the spread), grown frame by
+        # frame: the first frame where the least moving point's passes the limit.
+        p = points[lo:end]
+        box = np.maximum.accumulate(p, axis=0) - np.minimum.accumulate(p, axis=0)
+        over = np.flatnonzero(np.sqrt(np.sum(box * box, axis=-1)).min(axis=1) > th.travel_m)
+        if not over.size:
+            break
+        t = lo + int(over[0])
+        # The move: around the fastest frame, as long as faster than a contact gets, and at
+        # least min_frames (shorter gaps are filled).
+        m = lo + 1 + int(np.argmax(s[lo + 1:t + 1]))
+        g0, g1 = m, m + 1
+        while g0 - 1 > lo and s[g0 - 1] > th.speed_mps:
+            g0 -= 1
+        while g1 < end and s[g1] > th.speed_mps:
+            g1 += 1
+        while g1 - g0 < min_frames and (g0 - 1 > lo or g1 < end):
+            if g0 - 1 > lo and (g1 >= end or s[g0 - 1] >= s[g1]):
                 g0 -= 1
-            while g1 < end and s[g1] > th.speed_mps:
+            else:
                 g1 += 1
-            while g1 - g0 < min_frames and (g0 - 1 > lo or g1 < end):
-                if g0 - 1 > lo and (g1 >= end or s[g0 - 1] >= s[g1]):
-                    g0 -= 1
-                else:
-                    g1 += 1
-            out.append((start, g0, fast))
-            # A step when the foot got faster than a contact does and moved by the limit.
-            moved = np.sqrt(np.sum(np.square(points[min(g1, b - 1)] - points[g0 - 1]), axis=-1)).min()
-            start, fast = g1, bool(s[m] > th.speed_mps and moved > th.travel_m)
-            spread[:] = 0.0
-            t = start + 1
-            continue
-        t += 1
+        out.append((start, g0, fast))
+        # A step when the foot got faster than a contact does and moved by the limit.
+        moved = np.sqrt(np.sum(np.square(points[min(g1, b - 1)] - points[g0 - 1]), axis=-1)).min()
+        start, fast = g1, bool(s[m] > th.speed_mps and moved > th.travel_m)
     if start < b:
         out.append((start, b, fast))
     return out

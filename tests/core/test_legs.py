@@ -288,7 +288,7 @@ def test_a_foot_stepping_twice_or_sliding_is_a_contact_warning_naming_the_frames
     named = [int(f) for f in re.findall(r"at frames (\d+) and (\d+)", str(caught[0].message)) for f in f]
     every = np.round(np.concatenate([v for v in steps.values()]) * clip.fps)
     assert named and set(named) <= set(every.astype(int).tolist())
-    slow = bvh.load(take_path("131_02"))  # start, walk, stop: a foot slides as the walk starts
+    slow = bvh.load(take_path("131_01"))  # start, walk, stop: a foot slides as the walk starts
     with pytest.warns(contacts.ContactWarning, match=r"foot [LR] slides on the floor .*frames? \d+"):
         contacts.footsteps(slow)
 
@@ -358,9 +358,9 @@ def test_lock_feet_measures_hold_in_other_conventions():
 
 def test_foot_locking_reads_a_sliding_foot_as_one_contact():
     """contacts(split_slides=False), what lock_feet detects and Lock Feet uses: a contact cut
-    where the foot slid without a step is one contact again (131_02's start), and a step stays
-    a step."""
-    clip = bvh.load(take_path("131_02"))
+    where the foot slid without a step is one contact again (131_01's start and stop), and a
+    step stays a step."""
+    clip = bvh.load(take_path("131_01"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", contacts.ContactWarning)
         cut, whole = contacts.contacts(clip), contacts.contacts(clip, split_slides=False)
