@@ -236,13 +236,28 @@ def _pelvis_drop(hip: Array, target: Array, r: Array, up: Array) -> Array:
     return np.where(np.sum(v * v, axis=-1) > r * r, np.maximum(drop, 0.0), 0.0)
 
 
-def _knee(gp: Array, gr: Array, index: np.ndarray, leg: _Leg, start: int) -> tuple[Array, float]:
+def _knee(gp: Array, gr: Array, index: np.ndarray, leg: _Leg, start: int,
+          knee_local: tuple[Array, Array, Array] | None = None) -> tuple[Array, float]:
     """A knee's hinge in its thigh's frame (the hip joint's: [3]) and the straightest the take has
     it (signed flexion, radians: negative past straight), from frame `start` on (a reference
     pose before the motion is not the take; a lock never moves it). The hinge is the bend
     planes' normals, hip - knee cross ankle - knee, taken into the thigh's frame and summed: a
-    bent knee counts more than a nearly straight one, and a hyperextended frame cannot flip it."""
+    bent knee counts more than a nearly straight one, and a hyperextended frame cannot flip it.
+    knee_local: (the knee's local rotations [4, T], the thigh from the knee to the hip and the
+    ankle's offset, both [3, T] in the thigh's frame) where the knee's parent is the hip."""
     first = min(start, gp.shape[2] - 1)
+    if knee_local is not None:
+        # The knee's parent is the hip: the thigh and the shin in the thigh's frame from the
+        # knee's local rotations alone (one rotation a frame, no world frames).
+        lq, thigh, shin = knee_local
+        cb = np.stack(quat._rot_c(*(x[first:] for x in lq), *(x[first:] for x in shin)))
+        ab = thigh[:, first:]
+        n = np.cross(ab, cb, axis=0)
+        local = n.sum(axis=1)
+        size = np.sqrt(local @ local)
+        hinge = local / size if size > 0.0 else np.array([1.0, 0.0, 0.0])
+        flexion = np.arctan2(hinge @ n, -np.einsum("cn,cn->n", ab, cb))
+        return hinge, float(flexion.min())
     a, b, c = (gp[index[j], :, first:] for j in (leg.hip, leg.knee, leg.ankle))
     ab, cb = a - b, c - b
     n = np.cross(ab, cb, axis=0)
@@ -366,7 +381,10 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
 
     # Each knee's hinge (in its thigh's frame) and the straightest the take has it: the IK keeps
     # it on that side and never straighter.
-    knees = {side: _knee(gp, gr, index, leg, clip.motion_start) for side, leg in legs.items()}
+    knees = {side: _knee(gp, gr, index, leg, clip.motion_start,
+                         (lrot[index[leg.knee]], -clip.positions[:, leg.knee].T,
+                          clip.positions[:, leg.ankle].T) if clip.parents[leg.knee] == leg.hip else None)
+             for side, leg in legs.items()}
     drop = np.zeros(T)
     if lower_pelvis:
         for side, lock in solve.items():
