@@ -684,13 +684,14 @@ def _split(starts: np.ndarray, stops: np.ndarray, s: np.ndarray, seed: np.ndarra
     lengths = stops - starts
     offsets = np.cumsum(lengths) - lengths
     idx = np.arange(int(lengths.sum())) + np.repeat(starts - offsets, lengths)  # the contacts' frames
-    owner = np.zeros(s.size, np.int64)
-    owner[idx] = np.repeat(np.arange(K), lengths)
-    slow_at = idx[seed[idx]]
-    stand = _middles(above, slow_at, owner, np.median(above[idx], axis=0)[None].repeat(K, axis=0))
-    low = above[idx, 0] - stand[owner[idx], 0]
-    for j in range(1, above.shape[1]):
-        np.minimum(low, above[idx, j] - stand[owner[idx], j], out=low)
+    owner = np.repeat(np.arange(K), lengths)
+    # Each point's lowest over the contact's slow frames (any frame where it has none): a flag
+    # that errs toward air (the contacts it flags are read again, frame by frame).
+    h = above[idx]
+    slow_h = np.where(seed[idx][:, None], h, np.inf)
+    stand = np.minimum.reduceat(slow_h, offsets, axis=0)
+    stand = np.where(np.isfinite(stand), stand, np.minimum.reduceat(h, offsets, axis=0))
+    low = (h - stand[owner]).min(axis=1)
     air = low > th.air_m
     # Air between two frames on the floor (a landing's or a lift's is the touchdown's and the lift's).
     pos = np.arange(idx.size)
