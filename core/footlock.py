@@ -250,13 +250,14 @@ def _knee(gp: Array, gr: Array, index: np.ndarray, leg: _Leg, start: int,
         # The knee's parent is the hip: the thigh and the shin in the thigh's frame from the
         # knee's local rotations alone (one rotation a frame, no world frames).
         lq, thigh, shin = knee_local
-        cb = np.stack(quat._rot_c(*(x[first:] for x in lq), *(x[first:] for x in shin)))
-        ab = thigh[:, first:]
+        shin = shin[:, first:] if shin.shape[1] > 1 else shin
+        cb = np.stack(quat._rot_c(*(x[first:] for x in lq), *shin))
+        ab = thigh[:, first:] if thigh.shape[1] > 1 else thigh
         n = np.cross(ab, cb, axis=0)
         local = n.sum(axis=1)
         size = np.sqrt(local @ local)
         hinge = local / size if size > 0.0 else np.array([1.0, 0.0, 0.0])
-        flexion = np.arctan2(hinge @ n, -np.einsum("cn,cn->n", ab, cb))
+        flexion = np.arctan2(hinge @ n, -(ab * cb).sum(axis=0))
         return hinge, float(flexion.min())
     a, b, c = (gp[index[j], :, first:] for j in (leg.hip, leg.knee, leg.ankle))
     ab, cb = a - b, c - b
@@ -382,8 +383,8 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
     # Each knee's hinge (in its thigh's frame) and the straightest the take has it: the IK keeps
     # it on that side and never straighter.
     knees = {side: _knee(gp, gr, index, leg, clip.motion_start,
-                         (lrot[index[leg.knee]], -clip.positions[:, leg.knee].T,
-                          clip.positions[:, leg.ankle].T) if clip.parents[leg.knee] == leg.hip else None)
+                         (lrot[index[leg.knee]], -_translation(clip, leg.knee), _translation(clip, leg.ankle))
+                         if clip.parents[leg.knee] == leg.hip else None)
              for side, leg in legs.items()}
     drop = np.zeros(T)
     if lower_pelvis:
@@ -499,8 +500,8 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
             # A knee let go no straighter than the limit: its share of the correction cut where
             # the source's own knee is near it.
             knee_axis, straightest = knees[side]
-            thigh = -clip.positions[fade, leg.knee].T
-            shin = clip.positions[fade, leg.ankle].T
+            thigh = -_translation(clip, leg.knee, fade)
+            shin = _translation(clip, leg.ankle, fade)
             src = clip.rotations[fade, leg.knee].T
             want = _faded(lrot[index[leg.knee]][:, lift], clip.rotations[lift, leg.knee].T, src, weight)
             f0, f1 = (_flexion(q, thigh, shin, knee_axis) for q in (src, want))
@@ -684,12 +685,20 @@ def _held_too(lock: _Lock, more: np.ndarray, hip: Array, knee: Array, ankle: Arr
                  np.take(hip, frames, axis=1), np.take(knee, frames, axis=1), np.take(ankle, frames, axis=1))
 
 
+def _translation(clip: Clip, joint: int, frames: np.ndarray | None = None) -> Array:
+    """A joint's local translation [3, T] (or on `frames`), [3, 1] where the file keys none (its
+    offset on every frame: no copy of a column of the take's positions)."""
+    if not any(c.endswith("position") for c in clip.channels[joint]):
+        return np.asarray(clip.positions[0, joint])[:, None]
+    return (clip.positions[:, joint] if frames is None else clip.positions[frames, joint]).T
+
+
 def _flexion(knee: Array, thigh: Array, shin: Array, hinge: Array) -> Array:
     """[N] a knee's signed flexion (radians) from its local rotations [4, N], in the thigh's
     frame: thigh [3, N] from the knee to the hip, shin [3, N] the ankle's offset, hinge [3]."""
     cb = np.stack(quat._rot_c(*knee, *shin))
     n = np.cross(thigh, cb, axis=0)
-    return np.arctan2(hinge @ n, -np.einsum("cn,cn->n", thigh, cb))
+    return np.arctan2(hinge @ n, -(thigh * cb).sum(axis=0))
 
 
 def _ranges(frames: np.ndarray) -> str:
