@@ -285,17 +285,6 @@ def _ease_out(drop: Array, frames: int) -> Array:
     return out
 
 
-def _smooth_drop(drop: Array, radius: int) -> Array:
-    """A drop at least `drop` everywhere that eases in and out over `radius` frames."""
-    if radius < 1 or not drop.any():
-        return drop
-    padded = np.pad(drop, radius, mode="edge")
-    peak = np.lib.stride_tricks.sliding_window_view(padded, 2 * radius + 1).max(axis=-1)
-    # The mean over a window no wider than the running max's never falls below the drop.
-    padded = np.pad(peak, radius, mode="edge")
-    return np.lib.stride_tricks.sliding_window_view(padded, 2 * radius + 1).mean(axis=-1)
-
-
 def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None,
               feet: FeetSpec | None = None, blend_time: float = BLEND_TIME,
               lower_pelvis: bool = False, ease_in: float = EASE_IN) -> Clip:
