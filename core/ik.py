@@ -222,6 +222,13 @@ def solve(a: Vec, b: Vec, c: Vec, hip_rot: Quat, knee_rot: Quat, t: Vec, *,
     want = np.arccos(np.clip((l1 * l1 + l2 * l2 - d * d) / np.maximum(2.0 * l1 * l2, 1e-300), -1.0, 1.0))
     # Turning the shin about ab x cb by +x opens the knee (moves cb away from ab).
     half = 0.5 * (want - now)
+    return _open_and_swing(axis, half, a, ab, cb, ta, far, hip_rot, knee_rot)
+
+
+def _open_and_swing(axis: Vec, half: Array, a: Vec, ab: Vec, cb: Vec, ta: Vec, far: Array, hip_rot: Quat,
+                    knee_rot: Quat) -> Solved:
+    """The knee turned by twice `half` about `axis`, then the hip swung by the shortest arc that
+    points the ankle at the target (ta = target - hip, far = its length)."""
     s = np.sin(half)
     opening = (np.cos(half), axis[0] * s, axis[1] * s, axis[2] * s)
     opened = quat._mul_c(*opening, *knee_rot)
@@ -308,14 +315,5 @@ def _solve_limited(a: Vec, b: Vec, c: Vec, hip_rot: Quat, knee_rot: Quat, t: Vec
     # The same side as now where the limit allows it (a knee the take hyperextends may stay so).
     want = np.where((now < 0.0) & (-bend_abs >= limit), -bend_abs, np.maximum(bend_abs, limit))
     # Turning the shin about the axis by +x lowers the flexion by x.
-    half = 0.5 * (now - want)
-    sh = np.sin(half)
-    opening = (np.cos(half), axis[0] * sh, axis[1] * sh, axis[2] * sh)
-    opened = quat._mul_c(*opening, *knee_rot)
-    c1 = _sub(quat._rot_c(*opening, *cb), ab)
-    swing = _between(c1, ta)
-    hip_new = quat._mul_c(*swing, *hip_rot)
-    knee_new = quat._mul_c(*swing, *opened)
-    along = np.sqrt(_dot(c1, c1)) / np.where(far > 0.0, far, 1.0)
-    ankle = tuple(a[i] + np.where(far > 0.0, ta[i] * along, c1[i]) for i in range(3))
-    return Solved(hip_new, knee_new, (ankle[0], ankle[1], ankle[2]), swing, opening, opened)
+    return _open_and_swing((axis[0], axis[1], axis[2]), 0.5 * (now - want), a, ab, cb, ta, far, hip_rot,
+                           knee_rot)
