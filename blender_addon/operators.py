@@ -199,9 +199,11 @@ class STRIDE_OT_detect_footsteps(_ActionOperator):
         act, counts, feet = jobs.detect_footsteps(self.target(context),
                                                   options=from_source(FootstepOptions, self))
         found = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-        # A doubt about which joints are the feet is a warning the user should see.
+        # A doubt about which joints are the feet, or the unit, or about the contacts (a
+        # ContactWarning: a foot that never plants, steps twice in a row or slides), is a warning to see.
         doubt = any(word in feet for word in ("disagree", "mirrored", "never plants", "do not alternate",
-                                              "more than two limbs", "unit is a guess"))
+                                              "more than two limbs", "unit is a guess", "twice in a row",
+                                              "slides on the floor"))
         self.tell("WARNING" if doubt else "INFO",
                   f"{act.name}: {found} (pose markers; exact times in stride_events); {feet}")
         return {"FINISHED"}

@@ -268,3 +268,14 @@ def test_a_core_warning_inside_an_operator_shows_in_its_reports_and_on_the_cli(s
     assert stride.cli.main(["events", str(blend), "--out", str(tmp_path / "out.blend")]) == 0
     err = capfd.readouterr().err
     assert f"stride events: warning: {warned[0]}" in err
+
+
+def test_contact_doubts_show_as_warnings_naming_frames(scene, stride, capfd):
+    """A take whose feet step twice in a row (01_01's jumps land one foot first) reports its
+    footsteps as a Warning, not Info, with the frames."""
+    scene.render.fps = 120
+    blender_import(cmu_path("01_01"), rotate_mode="QUATERNION")
+    capfd.readouterr()
+    assert bpy.ops.stride.detect_footsteps() == {"FINISHED"}
+    out = capfd.readouterr().out
+    assert re.search(r"Warning: 01_01: .*steps twice in a row .*at frames \d+ and \d+", out), out
