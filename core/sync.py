@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from . import blend, contacts, footlock, quat, resample, root
+from . import blend, contacts, footlock, knees, quat, resample, root
 from .body import FeetSpec, with_feet
 from .clip import Clip
 
@@ -719,6 +719,8 @@ def sync_blend(a: Clip, b: Clip, weight: Any, duration: float, *, mode: str = "l
     ra, rb = _root_loop(a, up, forward), _root_loop(b, up, forward)
     rot, pos = _poses(_with_residual(a, ra), _with_residual(b, rb), (a.fps, b.fps), s, m)
     residual = root.Residual(pos[:, a.root].copy(), rot[:, a.root].copy())
+    # Two poses in range blend about in range; a knee the blend takes past both loops' is eased back.
+    rot = knees.keep(rot, pos, a.parents, knees.ranges(a, b))
     trajectory = _blended_trajectory(ra, rb, s, s.weights * m[a.root], (a.fps, b.fps), up,
                                      _STILL_MPS / a.meters_per_unit)
     world_rot, world_pos = root.compose(trajectory, residual, up)
