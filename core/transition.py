@@ -33,10 +33,12 @@ to 5.7-5.9 m/s within five frames of a switch into a run whose own fastest is 4.
 frame's floor step is the source's step blended into dst's (`blend_steps`: by weight, never
 shorter than the shorter nor longer than the longer), integrated from the source's position at
 the switch, so the root's speed moves between the two takes' speeds: dead blending's source step
-is its extrapolation's (decaying with `root_halflife`) by alpha, inertialization's the source's
-velocity at the switch by one minus the offset curve of a unit offset. Its height blends as the
-method blends positions. At the first blended frame the steps add as the positions did (the two
-roots start at one place), so the switch itself is unchanged.
+is its extrapolation's (decaying with `root_halflife`) by alpha; inertialization's is the
+source's velocity at the switch, carried as the method's offset carries a velocity (its rate
+from a unit rate), up to where that offset would turn back to give the distance back (which
+took the root below both takes' speeds). Its height blends as the method blends positions. At
+the first blended frame the steps add as the positions did (the two roots start at one place),
+so the switch itself is unchanged.
 
 Knees (`knees.keep`): every method keeps each knee within what the two takes do (the straightest
 and the most bent, on the side it bends to): a dead-blended run -> walk carried a straightening
@@ -598,8 +600,8 @@ def inertialize(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_ti
     decaying to zero over blend_time; same layout and arguments as `dead_blend`.
 
     Offsets are per joint in the parent frame (the root's in the world; its travel over the
-    floor, re-anchored, goes from the source's velocity at the switch into dst's by one minus
-    the kind's offset curve of a unit offset with no rate, see the module notes): translations
+    floor, re-anchored, goes from the source's velocity at the switch into dst's as the kind's
+    offset carries a velocity, see the module notes): translations
     x0 - xd with rate v0 - vd, rotations a0 = to_saa(hemi(q0 inv(qd))) applied as
     from_saa(a(t)) qd(t), with the rate that makes the output turn at the source's angular
     velocity at the switch: a'(0) = scaled_angle_axis_rate(a0, w0 - R(a0) wd) (dst's velocity
@@ -640,10 +642,13 @@ def inertialize(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_ti
         t = sw.t[1:]
         dq, dx = offset(off_q, rate_q, t), offset(sw.x0 - sw.xd[0], sw.v0 - vd, t)
         m = sw.mask[:, None]
-        # The root's travel: from the source's velocity at the switch into dst's, as the offset of
-        # a unit step with no rate decays.
+        # The root's travel: the source's velocity at the switch carried as this offset carries a
+        # velocity (its rate from a unit rate and no offset), up to where the offset would turn
+        # back to give the distance back: the root goes on from there instead of slowing below
+        # both takes.
         r = sw.src.root
-        share = sw.mask[r] * offset(np.ones(1), np.zeros(1), t)[:, 0]
+        carried = np.diff(offset(np.zeros(1), np.ones(1), sw.t)[:, 0]) * sw.src.fps
+        share = sw.mask[r] * np.clip(carried, 0.0, 1.0)
         steps = np.broadcast_to(sw.v0[r] / sw.src.fps, (len(t), 3))
         return (quat.mul(quat.from_scaled_angle_axis(m * dq), sw.qd[1:]), sw.xd[1:] + m * dx,
                 Travel(steps, 1.0 - share))

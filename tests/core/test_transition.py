@@ -90,7 +90,7 @@ def anchored(src: Clip, dst: Clip, src_time: float, dst_time: float) -> Clip:
     """dst moved onto src's trajectory at the switch with the blend primitives (the oracle): at
     src's position there, turned by the angle between the two takes' directions of travel (the
     root's chord on the floor) over the second before each switch frame (from the first frame
-    after the T-pose; src's up to its switch frame at most, dst's first second when it enters
+    after a reference pose; src's up to its switch frame at most, dst's first second when it enters
     sooner); dst's heading measured as src's (its up and facing), as the transitions measure it.
     (Every real case travels, in the same direction relative to its facing.)"""
     at = root.trajectory(src)
@@ -98,7 +98,7 @@ def anchored(src: Clip, dst: Clip, src_time: float, dst_time: float) -> Clip:
     i_s, i_d = round(src_time * src.fps), round(dst_time * src.fps)
     own = root.trajectory(dst)
     n = round(src.fps)
-    a_s, a_d = max(i_s - n, 1), max(i_d - n, 1)
+    a_s, a_d = max(i_s - n, src.motion_start), max(i_d - n, dst.motion_start)
     turn = (floor_angle(at.position[i_s] - at.position[a_s], src)
             - floor_angle(own.position[a_d + n] - own.position[a_d], src))
     # Travel and facing (mean heading over the same frames) disagreeing by more than 45 degrees
