@@ -659,7 +659,8 @@ def _blended_trajectory(ra: _RootLoop, rb: _RootLoop, s: _Sync, w: Array, fps: t
 
 def _travel_angle(loop: _RootLoop, t: float, fps: float, up: Array) -> tuple[float, float]:
     """(angle, speed): the direction of the loop's travel over one cycle from time t (seconds),
-    radians from its heading at t, and its speed (file units per second)."""
+    radians from its heading halfway through that cycle (a turning loop's chord points there),
+    and its speed (file units per second)."""
     n = len(loop.turn)
     heading = loop.trajectory.heading[0] + np.concatenate([[0.0], np.cumsum(np.tile(loop.turn, 2))])
     pos = _integrate(loop.trajectory.position[0], heading, np.tile(loop.step, (2, 1)), up)
@@ -667,7 +668,7 @@ def _travel_angle(loop: _RootLoop, t: float, fps: float, up: Array) -> tuple[flo
     i = min(math.floor(x), n - 1)
     f = x - i
     chord = blend.lerp(pos[i + n], pos[i + n + 1], f) - blend.lerp(pos[i], pos[i + 1], f)
-    at = float(blend.lerp(heading[i:i + 1], heading[i + 1:i + 2], f)[0])
+    at = float(blend.lerp(heading[i:i + 1], heading[i + 1:i + 2], f)[0]) + 0.5 * float(np.sum(loop.turn))
     fwd, side = root.floor_axes(up)
     return math.atan2(float(chord @ side), float(chord @ fwd)) - at, float(np.linalg.norm(chord)) * fps / n
 

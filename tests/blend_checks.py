@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 from scipy.spatial.transform import Rotation
 
 # Hip (thigh), knee and ankle joints by side, for each naming the tests' takes use.
@@ -56,7 +57,7 @@ def world_positions(clip) -> np.ndarray:
     return pos
 
 
-def floor_basis(up: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+def floor_basis(up: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Two unit vectors spanning the floor under `up` (a right-handed pair: a x b = up)."""
     u = np.asarray(up, dtype=np.float64)
     u = u / np.linalg.norm(u)
@@ -66,19 +67,19 @@ def floor_basis(up: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
     return a, np.cross(u, a)
 
 
-def on_floor(points: np.ndarray, up: Sequence[float]) -> np.ndarray:
+def on_floor(points: np.ndarray, up: npt.ArrayLike) -> np.ndarray:
     """[..., 2] floor coordinates of points [..., 3] (their height along `up` dropped)."""
     a, b = floor_basis(up)
     return np.stack([points @ a, points @ b], axis=-1)
 
 
-def horizontal_speed(points: np.ndarray, up: Sequence[float], fps: float,
+def horizontal_speed(points: np.ndarray, up: npt.ArrayLike, fps: float,
                      meters_per_unit: float) -> np.ndarray:
     """[T - 1] speed over the floor (m/s) of a point [T, 3] from each frame to the next."""
     return np.linalg.norm(np.diff(on_floor(points, up), axis=0), axis=-1) * fps * meters_per_unit
 
 
-def travel_direction(points: np.ndarray, up: Sequence[float], a: int, b: int) -> float:
+def travel_direction(points: np.ndarray, up: npt.ArrayLike, a: int, b: int) -> float:
     """The direction (radians, on the floor) of the chord of a path [T, 3] from frame a to b."""
     d = on_floor(points[b] - points[a], up)
     return float(np.arctan2(d[1], d[0]))
@@ -89,7 +90,7 @@ def wrap(angle: float | np.ndarray) -> float | np.ndarray:
     return (np.asarray(angle) + np.pi) % (2.0 * np.pi) - np.pi
 
 
-def distance_from_line(points: np.ndarray, up: Sequence[float], start: int, direction: float,
+def distance_from_line(points: np.ndarray, up: npt.ArrayLike, start: int, direction: float,
                        end: int) -> float:
     """How far (file units) the path's point at `end` lies, over the floor, from the line through
     its point at `start` along `direction` (radians, as `travel_direction` gives)."""
@@ -97,11 +98,11 @@ def distance_from_line(points: np.ndarray, up: Sequence[float], start: int, dire
     return float(abs(-np.sin(direction) * d[0] + np.cos(direction) * d[1]))
 
 
-def cycle_turn_rate(points: np.ndarray, up: Sequence[float], starts: Sequence[int], fps: float) -> float:
+def cycle_turn_rate(points: np.ndarray, up: npt.ArrayLike, starts: npt.ArrayLike, fps: float) -> float:
     """Average turn rate (rad/s) of a path [T, 3] cut into whole cycles at frames `starts` (each
     cycle from one start to the next): its travel direction over the last whole cycle against the
     first, over the time between their middles."""
-    s = [int(x) for x in starts]
+    s = [int(x) for x in np.asarray(starts).reshape(-1)]
     first, last = travel_direction(points, up, s[0], s[1]), travel_direction(points, up, s[-2], s[-1])
     span = ((s[-2] + s[-1]) - (s[0] + s[1])) / 2.0 / fps
     return float(wrap(last - first)) / span
