@@ -16,6 +16,7 @@ of 0.2-0.5 s, measured with tests/blend_checks.py (scipy FK):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import blend_checks as bc
 import numpy as np
@@ -36,7 +37,7 @@ RUNS = [B + "run_happy_001", B + "run_tired_001"]
 PAIRS = [("02_01", "02_03"), ("02_02", "02_03"), ("09_12", "09_01")] + [(w, r) for w in WALKS for r in RUNS]
 PAIRS += [(b, a) for a, b in PAIRS]
 BLENDS = (0.2, 0.35, 0.5)
-METHODS = {"dead": tr.dead_blend, "inertialize": tr.inertialize}
+METHODS: dict[str, Callable[..., Clip]] = {"dead": tr.dead_blend, "inertialize": tr.inertialize}
 Y_UP = np.array([0.0, 1.0, 0.0])
 
 _LOADED: dict[str, Clip] = {}
@@ -127,14 +128,15 @@ def test_the_switch_is_the_one_positions_blended_give_and_an_eased_knee_turns_no
         new, old = metrics.switch_velocity_change(out, i_s), metrics.switch_velocity_change(placed, i_s)
         for k in ("position", "rotation"):
             assert new[k] <= old[k] * (1 + 1e-9) + 1e-12, (pair, ts, td, blend_time, k, new[k], old[k])
-        for k in ranges:
-            flexion = knees.flexion(out.rotations[i_s + 1:i_s + 2], out.positions[i_s + 1:i_s + 2], out.parents,
-                                    k.hip, k.knee, k.ankle, k.axis)[0]
-            if k.lo <= flexion <= k.hi:
+        for knee in ranges:
+            after = slice(i_s + 1, i_s + 2)
+            flexion = knees.flexion(out.rotations[after], out.positions[after], out.parents, knee.hip,
+                                    knee.knee, knee.ankle, knee.axis)[0]
+            if knee.lo <= flexion <= knee.hi:
                 continue
             # Eased at the switch: the take's own knee turns back there within two frames.
-            w_out = quat.angular_velocity(out.rotations[i_s - 1:i_s + 2, k.knee], out.fps)
-            w_src = quat.angular_velocity(src.rotations[i_s - 1:i_s + 3, k.knee], src.fps)
+            w_out = quat.angular_velocity(out.rotations[i_s - 1:i_s + 2, knee.knee], out.fps)
+            w_src = quat.angular_velocity(src.rotations[i_s - 1:i_s + 3, knee.knee], src.fps)
             own = max(np.linalg.norm(w_src[1] - w_src[0]), np.linalg.norm(w_src[2] - w_src[1]))
             assert np.linalg.norm(w_out[1] - w_out[0]) <= own, (pair, ts, td, blend_time)
 
