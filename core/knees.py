@@ -73,6 +73,15 @@ def _thigh_shin(rotations: Array, positions: Array, parents: np.ndarray, hip: in
     return at_knee, at_ankle - at_knee
 
 
+def _cross(a: Array, b: Array) -> Array:
+    """a x b over [..., 3] (np.cross's axis handling costs more than the product on short takes)."""
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    out[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
+    out[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
+    out[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+    return out
+
+
 def _unit(v: Array) -> Array:
     n = np.linalg.norm(v, axis=-1, keepdims=True)
     return v / np.where(n > 0.0, n, 1.0)
@@ -83,7 +92,7 @@ def flexion(rotations: Array, positions: Array, parents: np.ndarray, hip: int, k
     """[T] signed knee flexion (radians) of local rotations [T, J, 4] and translations [T, J, 3]:
     the thigh-shin angle, negative where thigh x shin points against `axis` (hip frame)."""
     thigh, shin = _thigh_shin(rotations, positions, parents, hip, knee, ankle)
-    cross = np.cross(thigh, shin)
+    cross = _cross(thigh, shin)
     angle = np.arctan2(np.linalg.norm(cross, axis=-1), np.einsum("...i,...i->...", thigh, shin))
     return np.where(cross @ axis < 0.0, -angle, angle)
 
@@ -104,7 +113,7 @@ def ranges(*clips: Clip) -> list[Knee]:
                              knee, ankle) for c in clips]
         thigh = np.concatenate([t for t, _ in parts])
         shin = np.concatenate([s for _, s in parts])
-        cross = np.cross(thigh, shin)
+        cross = _cross(thigh, shin)
         angle = np.arctan2(np.linalg.norm(cross, axis=-1), np.einsum("...i,...i->...", thigh, shin))
         bent = angle > _BENT
         if not bent.any():
@@ -124,7 +133,7 @@ def keep(rotations: Array, positions: Array, parents: np.ndarray, knees: list[Kn
     out = rotations
     for k in knees:
         thigh, shin = _thigh_shin(out, positions, parents, k.hip, k.knee, k.ankle)
-        cross = np.cross(thigh, shin)
+        cross = _cross(thigh, shin)
         size = np.linalg.norm(cross, axis=-1)
         angle = np.arctan2(size, np.einsum("...i,...i->...", thigh, shin))
         side = np.where(cross @ k.axis < 0.0, -1.0, 1.0)

@@ -273,19 +273,17 @@ def moving_tops(clip: Clip) -> list[int]:
     return [int(j) for j in np.flatnonzero(clip.parents < 0) if j not in above and j not in static]
 
 
-def slid_of(rotations: np.ndarray, positions: np.ndarray, parents: np.ndarray, root: int,
-            tops: list[int], offset: npt.ArrayLike) -> np.ndarray:
-    """Translations [T, J, 3] (a copy) of local arrays moved by `offset` [3] in the world: the motion
-    root's world position (through its parent chain, which stays) and the joints `tops`
-    (`moving_tops`); rotations are unchanged."""
+def slide_of(rotations: np.ndarray, positions: np.ndarray, parents: np.ndarray, root: int,
+             tops: list[int], offset: npt.ArrayLike) -> None:
+    """Local arrays moved by `offset` [3] in the world, in place (`positions` [T, J, 3] is written):
+    the motion root's world position (through its parent chain, which stays) and the joints
+    `tops` (`moving_tops`); rotations [T, J, 4] are unchanged."""
     move = np.asarray(offset, dtype=np.float64)
-    out = positions.copy()
     parent = _parent_world(rotations, positions, parents, root)
-    # In the parent's frame: the move seen from it (the parent chain stays where it is).
-    out[:, root] += move if parent is None else quat.mul_vec(quat.inv(parent[0]), move)
+    # In the parent's frame: the move seen from it.
+    positions[:, root] += move if parent is None else quat.mul_vec(quat.inv(parent[0]), move)
     if tops:
-        out[:, tops] += move
-    return out
+        positions[:, tops] += move
 
 
 def in_place(clip: Clip, keep_heading: bool = False, smooth: float = 0.0) -> Clip:

@@ -106,7 +106,7 @@ from .root import (
     moving_tops,
     reanchor,
     root_world_of,
-    slid_of,
+    slide_of,
     trajectory_of,
     with_root_world_of,
 )
@@ -388,11 +388,12 @@ def _assemble(sw: _Switch, rot: Array, pos: Array, shift: Array | None = None) -
     if n and src.parents[r] >= 0:
         rot, pos = with_root_world_of(rot, pos, src.parents, r, rot[:, r], pos[:, r])
     after = sw.i_d + n + 1
-    tail = dst.positions[after:]
-    if shift is not None and len(tail):
-        tail = slid_of(dst.rotations[after:], tail, dst.parents, r, moving_tops(dst), shift)
-    return (np.concatenate([src.rotations[:sw.i_s + 1], rot, dst.rotations[after:]]),
-            np.concatenate([src.positions[:sw.i_s + 1], pos, tail]))
+    out_rot = np.concatenate([src.rotations[:sw.i_s + 1], rot, dst.rotations[after:]])
+    out_pos = np.concatenate([src.positions[:sw.i_s + 1], pos, dst.positions[after:]])
+    first = sw.i_s + n + 1
+    if shift is not None and first < len(out_pos):
+        slide_of(out_rot[first:], out_pos[first:], dst.parents, r, moving_tops(dst), shift)
+    return out_rot, out_pos
 
 
 def _events(src: Clip, dst: Clip, i_s: int, i_d: int, n_out: int) -> dict[str, np.ndarray]:
