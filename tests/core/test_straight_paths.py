@@ -4,7 +4,8 @@ and runs, and re-expressions of them made in code) blended at weights 0, 0.5 and
 the loops' own mean turn rate times the time between them) of its first whole cycle's, and the end
 within 2 % of the distance travelled from the initial line. Takes made in code to turn keep their
 turn rate within 10 %. Paths are the root's floor path measured by tests/blend_checks.py (scipy
-FK), cut into whole cycles at the output's touchdown markers."""
+FK), cut into whole cycles at the output's touchdown markers; their knees stay within the takes'
+range."""
 
 from __future__ import annotations
 
@@ -84,6 +85,13 @@ def test_straight_takes_blend_straight(pair, w):
     la, lb, out = blended(a, b, w)
     allowance = abs(own_turn_rate(la) + own_turn_rate(lb)) / 2.0
     check_straight(out, a.names.index("Hips"), Y_UP, allowance, f"{pair} w={w}")
+    # The blend's knees within what the two takes do (3 degrees either way), on their side.
+    legs = bc.legs(a.names)
+    ka, kb, ko = bc.knees(a, legs), bc.knees(b, legs), bc.knees(out, legs)
+    for f in "LR":
+        lo = min(ka[f][a.motion_start:].min(), kb[f][b.motion_start:].min())
+        hi = max(ka[f][a.motion_start:].max(), kb[f][b.motion_start:].max())
+        assert lo - math.radians(3.0) <= ko[f].min() and ko[f].max() <= hi + math.radians(3.0), (pair, w, f)
 
 
 VARIANTS = ["Z-up", "random rest frames", "dummy root", "+X bones, no names, Z-up, cm"]
