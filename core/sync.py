@@ -44,9 +44,6 @@ MODES = ("linear", "harmonic", "leader")
 
 # Phase arithmetic leaves ~1e-13 frames of rounding, and a blend at weight 0 must return the
 # source's own frames: samples snap to whole frames as resample.snap_frames does, within its SNAP_FRAMES.
-# loop_cycle looks this far (seconds) either side of the next left touchdown for the frame whose
-# pose best closes the cycle: two touchdown errors of 3 frames at 120 fps.
-SEAM_REACH = 0.05
 # Output frames blended per pass: a block's temporaries stay in cache (10,000 frames x 31 joints
 # in one pass run 1.7x slower, mostly in page faults on fresh memory).
 _BLOCK = 512
