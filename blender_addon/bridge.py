@@ -57,8 +57,11 @@ def current_scene() -> Any:
 
 
 def scene_fps(scene: Any = None) -> float:
+    """The scene's frame rate, snapped as BVH Frame Times are (`snap_fps`): Blender's importer leaves
+    fps_base at 0.999996 for a 120 fps file (its Frame Time's few digits), and 120.0005 frames a
+    second put a bake's keys off whole frames and its export at 120.365 fps."""
     scene = scene or current_scene()
-    return scene.render.fps / scene.render.fps_base
+    return snap_fps(scene.render.fps_base / scene.render.fps)
 
 
 def import_settings(obj: Any, axis_forward: str = "-Z", axis_up: str = "Y",

@@ -713,7 +713,8 @@ CYCLES_NEED_ONE_WEIGHT = ("a duration in cycles needs one weight: use a Constant
 def cycle_of(clip: Clip, timing: bridge.Timing, frames: tuple[int, int], straighten: bool = False,
              label: str = "A Frames", hint: str = SYNC_LABELS["cycle_hint"]) -> Clip:
     """One clean loop of a clip: between its footsteps, or the frames given (in `timing`'s frames);
-    `straighten`: without the cycle's turn (see sync.loop_cycle)."""
+    `straighten`: without any turn (a closed loop), else turning as the take does on average
+    (sync.loop_cycle's default)."""
     from .core import sync
 
     span: tuple[int, int] | None = None
@@ -724,7 +725,7 @@ def cycle_of(clip: Clip, timing: bridge.Timing, frames: tuple[int, int], straigh
             raise JobError(f"{label} {frames[0]}-{frames[1]} are not a cycle inside {clip.name!r} "
                            f"(frames {timing.start:g}-{float(timing.frame(clip.duration)):g})")
     try:
-        return sync.loop_cycle(clip, span, straighten=straighten)
+        return sync.loop_cycle(clip, span, straighten=True if straighten else None)
     except ValueError as exc:
         raise JobError(f"{clip.name!r}: {exc}. {hint}") from None
 

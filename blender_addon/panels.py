@@ -301,7 +301,7 @@ class VIEW3D_PT_stride_sync(StridePanel, bpy.types.Panel):
             row = box.row()
             row.label(text="Before baking")
             row.operator("stride.refresh_previews", text="", icon="FILE_REFRESH", emboss=False)
-            _labels(box, sync_lines(preview, context.scene.render.fps / context.scene.render.fps_base))
+            _labels(box, sync_lines(preview, jobs.bridge.scene_fps(context.scene)))
         _button(layout, context, "stride.bake_sync_blend", SyncOptions, jobs.TWO_ACTIONS, "MOD_TIME")
 
 

@@ -257,13 +257,33 @@ def reanchor(clip: Clip, frame: int, position: npt.ArrayLike, heading: float,
     rot, pos = root_world(clip) if stop < n else (rot, pos)
     at = traj.position[frame]
     moved = with_root_world(clip, quat.mul(turn, rot), quat.mul_vec(turn, pos - at) + target)
-    above = skeleton.chain(clip.parents, clip.root)
-    static = set(clip.body.static)
-    tops = [int(j) for j in np.flatnonzero(clip.parents < 0) if j not in above and j not in static]
+    tops = moving_tops(clip)
     if tops:
         moved.rotations[:, tops] = quat.mul(turn, moved.rotations[:, tops])
         moved.positions[:, tops] = quat.mul_vec(turn, moved.positions[:, tops] - at) + target
     return moved
+
+
+def moving_tops(clip: Clip) -> list[int]:
+    """The top-level joints besides the motion root's chain that the take moves (a helper bone
+    listed before the skeleton): moving the character on the floor moves them too; static ones
+    (a dummy ROOT at the origin) stay."""
+    above = skeleton.chain(clip.parents, clip.root)
+    static = set(clip.body.static)
+    return [int(j) for j in np.flatnonzero(clip.parents < 0) if j not in above and j not in static]
+
+
+def slide_of(rotations: np.ndarray, positions: np.ndarray, parents: np.ndarray, root: int,
+             tops: list[int], offset: npt.ArrayLike) -> None:
+    """Local arrays moved by `offset` [3] in the world, in place (`positions` [T, J, 3] is written):
+    the motion root's world position (through its parent chain, which stays) and the joints
+    `tops` (`moving_tops`); rotations [T, J, 4] are unchanged."""
+    move = np.asarray(offset, dtype=np.float64)
+    parent = _parent_world(rotations, positions, parents, root)
+    # In the parent's frame: the move seen from it.
+    positions[:, root] += move if parent is None else quat.mul_vec(quat.inv(parent[0]), move)
+    if tops:
+        positions[:, tops] += move
 
 
 def in_place(clip: Clip, keep_heading: bool = False, smooth: float = 0.0) -> Clip:
