@@ -85,13 +85,28 @@ def add_root_motion(obj: Any, *, options: RootMotionOptions,
         raise jobs.JobError(f"Root Turns must be YAW or NONE, not {options.mode!r}")
     found = showing.overrides(obj, showing.moving_joints(clip))
     parents = showing.rehung(obj, clip)
-    target = _deform_copy(obj, clip, parents) if found or parents else obj
+    target, made = _deform_copy(obj, clip, parents) if found or parents else (obj, None)
     seconds = options.smooth if options.smooth > 0.0 else 0.5 * (root.gait_cycle(clip)
                                                                  or root.DEFAULT_CYCLE_SECONDS)
     out = root.add_root(clip, name=_free_name(target, clip), smooth=seconds, mode=mode.lower())
-    added = out.names[0] if out.n_joints > clip.n_joints else ""
-    if added and added not in target.data.bones:
+    added = out.names[0] if out.n_joints > clip.n_joints and out.names[0] not in target.data.bones else ""
+    if added:
         _add_root_bone(target, out, clip)
+    try:
+        action = _write_root_motion(obj, act, target, out, timing, progress)
+    except BaseException:
+        # Nothing half-made stays: the root bone goes again (a new copy with it), as undo would.
+        if made is not None:
+            showing.remove_player(made)
+        elif added:
+            _remove_root_bone(target, added)
+        raise
+    return RootMotion(action, target, out, added, float(seconds))
+
+
+def _write_root_motion(obj: Any, act: Any, target: Any, out: Clip, timing: bridge.Timing,
+                       progress: Callable[[float], None] | None) -> Any:
+    """The root-motion action of `act` on `target` (`obj`, or its deform copy)."""
     name = f"{act.name}{ROOT_SUFFIX}"
     if target is obj:
         slot = compat.action_slot(act, obj)
@@ -109,7 +124,7 @@ def add_root_motion(obj: Any, *, options: RootMotionOptions,
     _copy_stride_curves(obj, act, target, action)
     action[ROOT_OF] = act.name
     action.use_fake_user = True
-    return RootMotion(action, target, out, added, float(seconds))
+    return action
 
 
 @contextmanager
@@ -206,19 +221,33 @@ def _add_root_bone(target: Any, out: Clip, clip: Clip) -> None:
         _leave(before)
 
 
-def _deform_copy(obj: Any, clip: Clip, parents: dict[str, str | None]) -> Any:
+def _remove_root_bone(target: Any, name: str) -> None:
+    """Undo `_add_root_bone`: its children top bones again, the bone gone."""
+    before = _edit(target)
+    try:
+        edit = target.data.edit_bones
+        bone = edit[name]
+        for child in list(bone.children):
+            child.parent = None
+        edit.remove(bone)
+    finally:
+        _leave(before)
+
+
+def _deform_copy(obj: Any, clip: Clip, parents: dict[str, str | None]) -> tuple[Any, Any]:
     """Stride's copy of a rig's deform skeleton, where a root goes without touching the rig: the
     one an earlier Add Root Motion made (its bones hang as the clip's joints), else a new one: a
     rig copy (showing.make_player) with its own armature data, bones re-parented as read, the
     bones the clip does not read removed, and without the constraints and drivers of the rig."""
     for other in bpy.data.objects:
         if other.type == "ARMATURE" and other.get(COPY_OF) == obj.name and _hangs_as(other, clip):
-            return other
+            return other, None
     player = showing.make_player(obj, showing.overrides(obj, clip.names), parents or None, clip.names)
     copy = player.armature
     try:
         if player.data is None:
-            copy.data = obj.data.copy()
+            player = player._replace(data=obj.data.copy())
+            copy.data = player.data
             copy.data.name = obj.data.name + showing.SUFFIX
         copy[COPY_OF] = obj.name
         keep = set(clip.names)
@@ -240,12 +269,9 @@ def _deform_copy(obj: Any, clip: Clip, parents: dict[str, str | None]) -> Any:
         finally:
             _leave(before)
     except BaseException:
-        data = copy.data if player.data is None and copy.data is not obj.data else None
         showing.remove_player(player)
-        if data is not None:
-            bpy.data.armatures.remove(data)
         raise
-    return copy
+    return copy, player
 
 
 def _hangs_as(obj: Any, clip: Clip) -> bool:

@@ -365,6 +365,20 @@ def test_an_action_of_another_skeleton_is_refused_and_nothing_is_made(scene, str
     assert os.listdir(tmp_path) == []
 
 
+def test_a_bake_that_fails_leaves_no_root_bone_behind(scene, stride):
+    obj = bvh_take(scene, stride)
+    walk = bpy.data.actions["02_01"]
+    track = obj.animation_data.nla_tracks.new()
+    track.strips.new("walk", 1, walk)
+    obj.animation_data.action = None
+    obj.animation_data.use_tweak_mode = True  # where no action can be made active
+    actions = set(bpy.data.actions)
+    with pytest.raises(RuntimeError, match="tweak mode"):
+        bpy.ops.stride.add_root_motion(action="02_01")
+    assert "root" not in obj.data.bones and obj.data.bones["Hips"].parent is None
+    assert set(bpy.data.actions) == actions
+
+
 def unwritable(tmp_path: Path) -> Path:
     """A folder no file can be written in: read-only by its mode, or, for root (who writes
     anywhere a mode allows none), a sysfs folder."""
