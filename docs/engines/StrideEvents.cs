@@ -68,12 +68,12 @@ public class StrideEvents : AssetPostprocessor
         importer.clipAnimations = clips;
     }
 
-    // Takes are named after the actions; some importers put "Armature|" before the name.
+    // Takes are named after the actions (which may hold a '|' themselves: "mixamo|Scene (root
+    // motion)"); some importers put "Armature|" before the name.
     static StrideAction Find(StrideFile data, string take)
     {
-        string name = take.Contains("|") ? take.Substring(take.LastIndexOf('|') + 1) : take;
         foreach (var action in data.actions)
-            if (action.name == name)
+            if (take == action.name || take.EndsWith("|" + action.name))
                 return action;
         return null;
     }
