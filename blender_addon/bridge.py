@@ -74,7 +74,34 @@ def import_settings(obj: Any, axis_forward: str = "-Z", axis_up: str = "Y",
         stored = owner.get(SETTINGS_KEY) if owner is not None else None
         if stored:
             settings.update(json.loads(stored))
-    return settings
+    return _with_ancestors(obj, settings)
+
+
+def _with_ancestors(obj: Any, settings: dict[str, Any]) -> dict[str, Any]:
+    """A stored joint layout with the bones added above its joints since it was stored (a root
+    bone Add Root Motion put over the hips) listed first, parents first, without channels: they
+    read as the still top joints they are in the actions made before them."""
+    names = settings.get("names")
+    bones = getattr(getattr(obj, "data", None), "bones", None)
+    if not names or bones is None:
+        return settings
+    listed, above = set(names), []
+    for name in names:
+        bone = bones.get(name)
+        chain = []
+        parent = bone.parent if bone is not None else None
+        while parent is not None and parent.name not in listed:
+            chain.append(parent.name)
+            parent = parent.parent
+        for missing in reversed(chain):
+            above.append(missing)
+            listed.add(missing)
+    if not above:
+        return settings
+    out = {**settings, "names": above + list(names)}
+    if settings.get("channels") and len(settings["channels"]) == len(names):
+        out["channels"] = [[] for _ in above] + list(settings["channels"])
+    return out
 
 
 class Space(NamedTuple):

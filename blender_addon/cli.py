@@ -19,12 +19,13 @@ from typing import Any
 import bpy
 import numpy as np
 
-from . import bridge, importer, jobs
+from . import bridge, engine, importer, jobs
 from .core import bvh
 from .core.clip import Clip
 from .options import (
     AUTO,
     DatasetOptions,
+    EngineExportOptions,
     EventOptions,
     ExportOptions,
     FootstepOptions,
@@ -240,6 +241,27 @@ def build_parser() -> argparse.ArgumentParser:
     _add(export, ExportOptions, "global_scale")
     _add(export, ExportOptions, "source")
     export.add_argument("--out", required=True, help="BVH file to write")
+    ee = sub.add_parser(
+        "export-engine", help="an armature's actions as FBX or glTF for a game engine, events beside them",
+        description="Write an armature and its actions through Blender's FBX or glTF exporter for a game "
+                    "engine (a root bone carrying the travel: actions without one get Add Root Motion "
+                    "first), and FILE.events.json beside the file: each action's markers and Stride's "
+                    "curves. The input is a .blend (its --armature), or BVH takes: imported onto one "
+                    "armature, their footsteps marked and event curves written, each take exported.")
+    ee.add_argument("inputs", nargs="*", metavar="IN",
+                    help="IN.blend, or BVH takes of one skeleton (default: the open file)")
+    ee.add_argument("--armature", help="armature object name (default: active or only armature)")
+    _add(ee, EngineExportOptions, "actions", metavar="A,B|ALL")
+    _add(ee, EngineExportOptions, "file_format", type=str.upper, choices=["FBX", "GLB"], metavar="fbx|glb",
+         required=True)
+    _add(ee, EngineExportOptions, "engine", type=str.upper, choices=["UNREAL", "UNITY"],
+         metavar="unreal|unity")
+    _add(ee, EngineExportOptions, "root_motion")
+    _add(ee, EngineExportOptions, "smooth")
+    _add(ee, EngineExportOptions, "mode", type=str.upper, choices=["YAW", "NONE"], metavar="yaw|none")
+    _add(ee, EngineExportOptions, "source")
+    ee.add_argument("--feet", metavar="LEFT,RIGHT", help=FEET_HELP)
+    ee.add_argument("--out", required=True, help="FILE.fbx or FILE.glb (FILE.events.json is written beside)")
     return parser
 
 
@@ -292,6 +314,8 @@ def _run(args: argparse.Namespace) -> int:
         return _inspect(args)
     if args.command == "nla":
         return _nla(args)
+    if args.command == "export-engine":
+        return _export_engine(args)
     obj = jobs.find_armature(args.armature)  # export
     clip = jobs.export_bvh(obj, args.out, options=_options(ExportOptions, args))
     print(f"stride: wrote {args.out}: {clip.n_joints} joints, {clip.n_frames} frames at {clip.fps:g} fps")
@@ -375,6 +399,54 @@ def _nla(args: argparse.Namespace) -> int:
     _save_baked(clip, args.out)
     print(f"stride: baked {action.name!r}: {clip.n_frames} frames; wrote {args.out}")
     return 0
+
+
+def _export_engine(args: argparse.Namespace) -> int:
+    inputs = [Path(p) for p in args.inputs]
+    for path in inputs:
+        if not path.is_file():
+            raise jobs.JobError(f"no such file: {str(path)!r}")
+    options = _options(EngineExportOptions, args)
+    if any(p.suffix.lower() == ".blend" for p in inputs):
+        if len(inputs) > 1:
+            raise jobs.JobError("give one .blend file, or BVH takes")
+        bpy.ops.wm.open_mainfile(filepath=str(inputs[0]))
+    if inputs and inputs[0].suffix.lower() != ".blend":
+        obj, names = _takes_for_engine(args, inputs)
+        if not options.actions:
+            options = dataclasses.replace(options, actions=",".join(names))
+    else:
+        obj = jobs.find_armature(args.armature)
+        _choose_feet(args, obj)
+    done = engine.export_engine(obj, args.out, options=options)
+    for name in done.made:
+        print(f"stride: made {name!r} (Add Root Motion)")
+    print(f"stride: wrote {done.path} ({len(done.actions)} action(s) of {done.armature.name!r}: "
+          f"{', '.join(done.actions)}) and {done.sidecar}")
+    return 0
+
+
+def _takes_for_engine(args: argparse.Namespace, paths: list[Path]) -> tuple[Any, list[str]]:
+    """BVH takes imported onto one armature in an empty scene, each take's footsteps marked and its
+    event curves written (a take without footsteps is exported without, with a warning): (armature,
+    action names)."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    done, failed = jobs.import_files(bpy.context, paths, single_armature=True)
+    if failed:
+        raise jobs.JobError("; ".join(failed) + "; nothing written")
+    obj = done[0][0]
+    _choose_feet(args, obj)
+    scene = bpy.context.scene
+    if scene is not None:  # play the takes in real time
+        scene.render.fps, scene.render.fps_base = round(bridge.action_to_clip(obj).fps), 1.0
+    names = [action.name for _, action in done]
+    for name in names:
+        try:
+            jobs.detect_footsteps(obj, options=FootstepOptions(action=name))
+            jobs.write_event_curves(obj, options=EventOptions(action=name))
+        except jobs.JobError as exc:
+            print(f"stride export-engine: warning: {name!r}: {exc}", file=sys.stderr)
+    return obj, names
 
 
 def _save_baked(clip: Clip, out: str) -> None:

@@ -11,15 +11,17 @@ import bpy
 from bpy.props import CollectionProperty, EnumProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
-from . import bridge, jobs
+from . import bridge, engine, jobs
 from .options import (
     DecodeOptions,
+    EngineExportOptions,
     EventOptions,
     ExportOptions,
     FootstepOptions,
     ImportOptions,
     LockFeetOptions,
     NlaBakeOptions,
+    RootMotionOptions,
     SyncOptions,
     TransitionOptions,
     from_source,
@@ -430,6 +432,69 @@ class STRIDE_OT_refresh_previews(_JobOperator):
         return {"FINISHED"}
 
 
+class STRIDE_OT_add_root_motion(_ActionOperator):
+    """Bake the action with a root bone that carries the travel on the floor (root motion for game
+    engines): adds a root bone where the armature has none (a rig with controls: on Stride's copy
+    of its deform skeleton); the source action is not changed"""
+
+    bl_idname = "stride.add_root_motion"
+    bl_label = "Add Root Motion"
+    bl_options = {"REGISTER", "UNDO"}
+
+    action: field_property(RootMotionOptions, "action")  # type: ignore[valid-type]
+    smooth: field_property(RootMotionOptions, "smooth")  # type: ignore[valid-type]
+    mode: field_property(RootMotionOptions, "mode")  # type: ignore[valid-type]
+    source: field_property(RootMotionOptions, "source")  # type: ignore[valid-type]
+
+    def run(self, context: Any) -> set[str]:
+        obj = self.target(context)
+        with _progress(context) as step:
+            done = engine.add_root_motion(obj, options=from_source(RootMotionOptions, self), progress=step)
+        if done.armature is not obj:  # the next command works on the copy the result plays on
+            obj.select_set(False)
+            done.armature.select_set(True)
+            context.view_layer.objects.active = done.armature
+        added = f"added bone {done.added!r} to {done.armature.name!r}; " if done.added else ""
+        self.report({"INFO"}, f"{added}baked {done.action.name!r}: {done.clip.n_frames} frames, the root "
+                              f"smoothed over {done.smooth:.2f} s")
+        return {"FINISHED"}
+
+
+class STRIDE_OT_export_engine(_ActionOperator, ExportHelper):  # type: ignore[misc]
+    """Write the armature and its actions for a game engine through Blender's FBX or glTF exporter
+    (root bone, no leaf bones, every key), with their markers and Stride's curves beside the file
+    (<name>.events.json)"""
+
+    bl_idname = "stride.export_engine"
+    bl_label = "Export for Engine"
+    bl_options = {"REGISTER", "UNDO"}
+
+    filepath: StringProperty(  # type: ignore[valid-type]
+        name="File Path", description="The .fbx or .glb file to write", subtype="FILE_PATH")
+    filter_glob: StringProperty(  # type: ignore[valid-type]
+        default="*.fbx;*.glb", description="Files shown in the file browser", options={"HIDDEN"})
+    actions: field_property(EngineExportOptions, "actions")  # type: ignore[valid-type]
+    file_format: field_property(EngineExportOptions, "file_format")  # type: ignore[valid-type]
+    engine: field_property(EngineExportOptions, "engine")  # type: ignore[valid-type]
+    root_motion: field_property(EngineExportOptions, "root_motion")  # type: ignore[valid-type]
+    smooth: field_property(EngineExportOptions, "smooth")  # type: ignore[valid-type]
+    mode: field_property(EngineExportOptions, "mode")  # type: ignore[valid-type]
+    source: field_property(EngineExportOptions, "source")  # type: ignore[valid-type]
+
+    @property
+    def filename_ext(self) -> str:
+        return engine.EXTENSIONS.get(self.file_format, ".fbx")
+
+    def run(self, context: Any) -> set[str]:
+        with _progress(context) as step:
+            done = engine.export_engine(self.target(context), self.filepath,
+                                        options=from_source(EngineExportOptions, self), progress=step)
+        made = f"; made {', '.join(repr(n) for n in done.made)}" if done.made else ""
+        self.report({"INFO"}, f"Exported {len(done.actions)} action(s) of {done.armature.name!r} to "
+                              f"{done.path.name} and {done.sidecar.name}{made}")
+        return {"FINISHED"}
+
+
 def _menu_export(self: Any, context: Any) -> None:
     self.layout.operator(STRIDE_OT_export_bvh.bl_idname, text="Motion Capture (.bvh) - Stride")
 
@@ -451,4 +516,5 @@ def unregister_menus() -> None:
 CLASSES = (STRIDE_OT_import_bvh, STRIDE_FH_bvh, STRIDE_OT_export_bvh, STRIDE_OT_detect_footsteps,
            STRIDE_OT_write_event_curves, STRIDE_OT_detect_events_from_curves, STRIDE_OT_bake_transition,
            STRIDE_OT_bake_nla_track, STRIDE_OT_pick_time, STRIDE_OT_bake_sync_blend, STRIDE_OT_lock_feet,
-           STRIDE_OT_find_target_time, STRIDE_OT_refresh_previews)
+           STRIDE_OT_find_target_time, STRIDE_OT_refresh_previews, STRIDE_OT_add_root_motion,
+           STRIDE_OT_export_engine)

@@ -19,10 +19,12 @@ from bpy.props import (
 
 from .options import (
     DecodeOptions,
+    EngineExportOptions,
     EventOptions,
     FootstepOptions,
     LockFeetOptions,
     NlaBakeOptions,
+    RootMotionOptions,
     SyncOptions,
     TransitionOptions,
     field_of,
@@ -62,6 +64,8 @@ RENAMED: dict[type, dict[str, str]] = {
     SyncOptions: {"speed_mps": "target_speed", "mode": "sync_mode", "mask": "sync_mask"},
     NlaBakeOptions: {"blend_time": "nla_blend_time", "method": "nla_method"},
     LockFeetOptions: {"blend_time": "lock_blend_time"},
+    RootMotionOptions: {"smooth": "root_smooth", "mode": "root_mode"},
+    EngineExportOptions: {"smooth": "root_smooth", "mode": "root_mode", "actions": "engine_actions"},
 }
 
 
@@ -144,6 +148,13 @@ class StrideSettings(bpy.types.PropertyGroup):
     lock_feet: field_property(S, "lock_feet")  # type: ignore[valid-type]
     # One Allow Mismatch for every bake that combines actions (the Rig panel shows it).
     allow_mismatch: field_property(T, "allow_mismatch")  # type: ignore[valid-type]
+    # Engine: Add Root Motion and Export for Engine (one smoothing and one turn for both).
+    root_smooth: field_property(RootMotionOptions, "smooth")  # type: ignore[valid-type]
+    root_mode: field_property(RootMotionOptions, "mode")  # type: ignore[valid-type]
+    engine_actions: field_property(EngineExportOptions, "actions")  # type: ignore[valid-type]
+    file_format: field_property(EngineExportOptions, "file_format")  # type: ignore[valid-type]
+    engine: field_property(EngineExportOptions, "engine")  # type: ignore[valid-type]
+    root_motion: field_property(EngineExportOptions, "root_motion")  # type: ignore[valid-type]
 
 
 CLASSES = (StrideSettings,)

@@ -42,6 +42,7 @@ import numpy as np
 
 from . import body, quat, skeleton
 from .clip import Clip
+from .root import foot_lead, lead_passes
 
 # Central differences reach this far each side: two frames at 120 fps, past one frame's jitter.
 _SPEED_SECONDS = 1.0 / 60.0
@@ -181,19 +182,10 @@ def step_seconds(clip: Clip) -> float | None:
     other (by a tenth of a leg each way); None when it passes fewer than three times (a take that
     stands, or too short to tell). The take's cadence whatever its speed: people step every
     0.3-0.8 s, so a take that steps every 2 s plays slower than it was recorded."""
-    b = clip.body
-    if not b.feet or clip.n_frames < 3:
+    if not clip.body.feet or clip.n_frames < 3:
         return None
-    wrot, wpos = clip.fk()
-    up = b.up
-    facing = quat.mul_vec(wrot[:, b.root], b.forward)
-    facing = facing - (facing @ up)[:, None] * up
-    facing /= np.maximum(np.linalg.norm(facing, axis=-1, keepdims=True), 1e-300)
-    lead = ((wpos[:, b.feet["L"][0]] - wpos[:, b.feet["R"][0]]) * facing).sum(axis=-1) * clip.meters_per_unit
-    h = _LEAD_LEGS * _leg_m(clip, foot_points(clip))
-    side = np.where(lead > h, 1, np.where(lead < -h, -1, 0))
-    frames = np.flatnonzero(side)
-    passes = frames[1:][side[frames][1:] != side[frames][:-1]]
+    lead = foot_lead(clip) * clip.meters_per_unit
+    passes = lead_passes(lead, _LEAD_LEGS * _leg_m(clip, foot_points(clip)))
     if len(passes) < 3:
         return None
     return float(np.median(np.diff(passes))) / clip.fps
