@@ -455,8 +455,8 @@ class STRIDE_OT_add_root_motion(_ActionOperator):
             done.armature.select_set(True)
             context.view_layer.objects.active = done.armature
         added = f"added bone {done.added!r} to {done.armature.name!r}; " if done.added else ""
-        self.report({"INFO"}, f"{added}baked {done.action.name!r}: {done.clip.n_frames} frames, the root "
-                              f"smoothed over {done.smooth:.2f} s")
+        self.tell("INFO", f"{added}baked action {done.action.name!r}: {done.clip.n_frames} frames, the root "
+                          f"smoothed over {done.smooth:.2f} s")
         return {"FINISHED"}
 
 
@@ -490,8 +490,8 @@ class STRIDE_OT_export_engine(_ActionOperator, ExportHelper):  # type: ignore[mi
             done = engine.export_engine(self.target(context), self.filepath,
                                         options=from_source(EngineExportOptions, self), progress=step)
         made = f"; made {', '.join(repr(n) for n in done.made)}" if done.made else ""
-        self.report({"INFO"}, f"Exported {len(done.actions)} action(s) of {done.armature.name!r} to "
-                              f"{done.path.name} and {done.sidecar.name}{made}")
+        self.tell("INFO", f"Exported {len(done.actions)} action(s) of {done.armature.name!r} to "
+                          f"{done.path.name} and {done.sidecar.name}{made}")
         return {"FINISHED"}
 
 
