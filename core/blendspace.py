@@ -26,13 +26,20 @@ with sync groups and markers, Unity's 1-D blend trees, Godot's BlendSpace1D), ba
   own speed changes within a cycle kept. At a constant target between two gaits the output is
   `sync.sync_blend` of them at `sync.weight_for_speed`'s weight (when the slower one's loop
   starts on its left touchdown, as `loop_cycle` cuts them); at a gait's own speed, that loop.
+- Travel is read at one joint for all gaits, the deepest of their motion roots (takes of one
+  skeleton may carry it on the hips in one and on a dummy root above them in another; the joints
+  above it hold still), measured with the up and facing of the slowest gait moved by that joint
+  (as `sync_blend` measures b with a's).
+- FootDown_L / FootDown_R events sit where the blend's feet land: each gait's own touchdowns, as
+  `contacts.footsteps` finds them on its loop played on, on the output's clock and blended by
+  weight (a loop's markers, carried over from the take it was cut from, can be frames off them).
 
-Every gait is measured with the slowest gait's up and facing (as `sync_blend` measures b with a's).
 Times are seconds at every boundary.
 """
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 from collections.abc import Sequence
@@ -320,14 +327,16 @@ def _bracket(gaits: list[_Gait], v: Array, times: Array) -> _Bracket:
                          f"[{least:.4g}, {most:.4g}] m/s ({listed} m/s; {RATE_RANGE[0]:g}x the slowest "
                          f"to {RATE_RANGE[1]:g}x the fastest play that gait slower or faster)")
     G = len(gaits)
-    # At a gait's own speed it is the slower of its pair, at weight 0: it plays alone.
-    lo = np.clip(np.searchsorted(speeds, v, side="right") - 1, 0, G - 1)
-    hi = np.minimum(lo + 1, G - 1)
+    # At a gait's own speed it is the slower of its pair, at weight 0 (the fastest: the faster, at
+    # weight 1): it plays alone, and the pair changes there.
+    lo = np.clip(np.searchsorted(speeds, v, side="right") - 1, 0, G - 2)
+    hi = lo + 1
     rate = np.ones_like(v)
-    below, above = v < speeds[0], v >= speeds[-1]
+    below, above = v < speeds[0] - tol, v > speeds[-1] + tol
     rate[below] = v[below] / speeds[0]
     rate[above] = v[above] / speeds[-1]
-    hi[below | above] = lo[below | above]
+    lo[below], hi[below] = 0, 0
+    lo[above], hi[above] = G - 1, G - 1
     # sync.weight_for_speed's closed form (linear mode): w = (s T1 - D1) / ((D2 - D1) - s (T2 - T1)).
     t = np.array([float(g.durations.sum()) / g.cycles for g in gaits])
     d = np.array([g.stride for g in gaits])
@@ -338,7 +347,7 @@ def _bracket(gaits: list[_Gait], v: Array, times: Array) -> _Bracket:
     w = np.clip(np.nan_to_num(w), 0.0, 1.0)
     # The ends as reached, not their rounding (as weight_for_speed has them).
     w[pair & (np.abs(v - speeds[lo]) <= tol)] = 0.0
-    w[pair & (np.abs(v - speeds[hi]) <= tol)] = 1.0
+    w[pair & (np.abs(v - speeds[hi]) <= tol) & (hi == G - 1)] = 1.0
     return _Bracket(lo, hi, w, rate)
 
 
@@ -346,75 +355,75 @@ def _bracket(gaits: list[_Gait], v: Array, times: Array) -> _Bracket:
 
 
 class _Durations:
-    """Blended segment durations S[k, p] (seconds) at output frame k for global segment j, column p
-    = j mod the least common multiple of the gaits' marker counts; a column is worked out once,
-    when the phase first reaches it."""
+    """Blended segment durations S[k, p] (seconds) at output frame k for column p = segment j mod
+    the least common multiple of the gaits' marker counts, kept as the phase their pace gains
+    from frame 0 to each frame (`cumulative`); a column is worked out when the phase reaches it."""
 
-    def __init__(self, gaits: list[_Gait], b: _Bracket) -> None:
+    def __init__(self, gaits: list[_Gait], b: _Bracket, dt: float) -> None:
         counts = np.array([len(g.durations) for g in gaits])
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
         self.flat = np.concatenate([g.durations for g in gaits])
         self.period = math.lcm(*(int(c) for c in counts[np.union1d(b.lo, b.hi)]))
         self.lo = (starts[b.lo], counts[b.lo])
         self.hi = (starts[b.hi], counts[b.hi])
-        self.weight, self.rate = b.weight, b.rate
-        longest = np.array([g.durations.max() for g in gaits])
-        self.max = float((np.maximum(longest[b.lo], longest[b.hi]) / b.rate).max())
-        self.columns: dict[int, Array] = {}
+        self.weight, self.rate, self.dt = b.weight, b.rate, dt
+        self.columns: dict[int, list[float]] = {}
 
-    def column(self, j: int) -> Array:
+    def cumulative(self, j: int) -> list[float]:
+        """[n] phase gained from frame 0 to each frame at segment j's pace (dt / S per step)."""
         p = j % self.period
         col = self.columns.get(p)
         if col is None:
             w = self.weight
             lo = self.flat[self.lo[0] + p % self.lo[1]]
             hi = self.flat[self.hi[0] + p % self.hi[1]]
-            col = self.columns[p] = ((1.0 - w) * lo + w * hi) / self.rate
+            S = ((1.0 - w) * lo + w * hi) / self.rate
+            col = self.columns[p] = np.concatenate([[0.0], np.cumsum(self.dt / S[:-1])]).tolist()
         return col
 
 
 def _phase(S: _Durations, n: int, dt: float) -> tuple[Array, list[tuple[float, int]]]:
     """Phase [n] at the output frames from 0 (every gait at its first left touchdown), advancing by
-    dt / S[k, segment] per frame k, and the marker crossings (time, global marker index). Each step
-    that crosses a marker finishes its time in the next segment at that segment's pace (as
-    sync_blend's phase does). Loops over segments, not frames."""
-    u = np.zeros(n)
-    crossings: list[tuple[float, int]] = [(0.0, 0)]
-    # No segment lasts longer than this many frames (the window searched for its end).
-    span = math.ceil(S.max / dt) + 2
-    k, uk = 0, 0.0
-    while k < n - 1:
-        j = math.floor(uk)
-        m = min(n - 1 - k, span)
-        inc = dt / S.column(j)[k:k + m]
-        c = np.cumsum(inc)
-        r = (j + 1) - uk
-        hit = int(np.searchsorted(c, r))
-        if hit == m:
-            u[k + 1:k + m + 1] = uk + c
-            k += m
-            uk = float(u[k])
-            continue
-        u[k + 1:k + hit + 1] = uk + c[:hit]
-        i = k + hit
-        before = float(c[hit - 1]) if hit else 0.0
-        used = min(max((r - before) / float(inc[hit]), 0.0), 1.0) * dt
-        t, left, uj = i * dt + used, dt - used, j + 1
-        crossings.append((t, uj))
-        while True:
-            need = float(S.column(uj)[i])
-            if need > left:
-                u[i + 1] = uj + left / need
-                break
-            left -= need
-            t += need
-            uj += 1
-            crossings.append((t, uj))
-        k, uk = i + 1, float(u[i + 1])
+    dt / S[k, segment] over each frame step k (a step that crosses a marker finishes its time in
+    the next segment at that segment's pace, as sync_blend's phase does), and the marker crossings
+    (time, global marker index). Each crossing is where the cumulative phase of its segment's
+    pace has gained 1 since the last (a bisection), then the phase at every frame at once."""
+    starts, gained = [0.0], [0.0]  # each segment's start (frames) and its pace's phase there
+    j = 0
+    while True:
+        G = S.cumulative(j)
+        target = _at(G, starts[-1]) + 1.0
+        if target > G[-1]:
+            break
+        k = min(bisect.bisect_left(G, target), n - 1)
+        x = k - 1 + (target - G[k - 1]) / (G[k] - G[k - 1])
+        j += 1
+        starts.append(x)
+        gained.append(_at(S.cumulative(j), x))
     # A marker on the last frame may have been left a rounding short of it.
-    if n > 1 and math.floor(u[-1]) + 1 - u[-1] < resample.SNAP_FRAMES:
-        crossings.append(((n - 1) * dt, math.floor(u[-1]) + 1))
-    return u, crossings
+    last = S.cumulative(j)[-1] - gained[-1]
+    if n > 1 and starts[-1] < n - 1 and 1.0 - last < resample.SNAP_FRAMES:
+        j += 1
+        starts.append(float(n - 1))
+        gained.append(_at(S.cumulative(j), n - 1.0))
+    frames = np.arange(n)
+    seg = np.searchsorted(np.asarray(starts), frames, side="right") - 1
+    u = np.empty(n)
+    base = np.asarray(gained)
+    for p in range(min(S.period, len(starts))):
+        sel = seg % S.period == p
+        if sel.any():
+            cum = np.asarray(S.cumulative(p))
+            u[sel] = seg[sel] + cum[sel] - base[seg[sel]]
+    return u, [(x * dt, i) for i, x in enumerate(starts)]
+
+
+def _at(G: list[float], x: float) -> float:
+    """G (per frame) at frame position x, linear between frames."""
+    if len(G) == 1:
+        return G[0]
+    i = min(int(x), len(G) - 2)
+    return G[i] + (x - i) * (G[i + 1] - G[i])
 
 
 def _local_times(u: Array, g: _Gait) -> Array:
@@ -423,7 +432,6 @@ def _local_times(u: Array, g: _Gait) -> Array:
     j = np.floor(u)
     seg = (j % K).astype(np.int64)
     return g.times[seg] + (u - j) * g.durations[seg] + (j // K) * g.period
-
 
 
 # -- poses ---------------------------------------------------------------------------------------
@@ -482,7 +490,7 @@ def _runs(a: np.ndarray, b: np.ndarray) -> list[tuple[int, int]]:
     return list(zip(starts.tolist(), np.append(starts[1:], len(a)).tolist(), strict=True))
 
 
-def _poses(sources: dict[int, _Source], times: dict[int, Array], lo: np.ndarray, show: np.ndarray,
+def _poses(sources: dict[int, _Source], times: dict[int, Array], lo: np.ndarray, hi: np.ndarray,
            weight: Array, still: tuple[Array, Array], moving: np.ndarray,
            moved: np.ndarray) -> tuple[Array, Array]:
     """Rotations [n, J, 4] and translations [n, J, 3]: over each run of frames with one pair, both
@@ -492,9 +500,11 @@ def _poses(sources: dict[int, _Source], times: dict[int, Array], lo: np.ndarray,
     rot, pos = np.empty((n, *still[0].shape)), np.empty((n, *still[1].shape))
     rot[:] = still[0]
     pos[:] = still[1]
-    for a, z in _runs(lo, show):
-        ga, gb = int(lo[a]), int(show[a])
-        pair = ga != gb
+    # Runs of one pair: frames where the faster has no weight slerp to the slower itself (t = 0).
+    for a, z in _runs(lo, hi):
+        ga, gb = int(lo[a]), int(hi[a])
+        pair = ga != gb and bool(np.any(weight[a:z] > 0.0))
+        gb = gb if pair else ga
         A, B = sources[ga], sources[gb]
         ia, na, fa = _frame_positions(times[ga][a:z], A.fps, len(A.positions))
         ib, nb, fb = _frame_positions(times[gb][a:z], B.fps, len(B.positions))
@@ -546,7 +556,7 @@ def _plan(loops: Sequence[Clip], speed: Any, duration: float, fps: float | None,
     n = math.floor(duration * rate + 1e-9) + 1
     times = np.arange(n) / rate
     b = _bracket(gaits, _targets(speed, times), times)
-    u, crossings = _phase(_Durations(gaits, b), n, 1.0 / rate)
+    u, crossings = _phase(_Durations(gaits, b, 1.0 / rate), n, 1.0 / rate)
     show = np.where(b.weight > 0.0, b.hi, b.lo)
     warped = {int(g): _local_times(u, gaits[g]) for g in np.union1d(b.lo, show)}
     return _Plan(space, rate, times, b, show, crossings, warped)
@@ -572,32 +582,26 @@ def blend_space(loops: Sequence[Clip], speed: Any, duration: float, *, fps: floa
 
     The output starts at phase 0, every gait at its first left touchdown, on the trajectory of
     the slower gait of the pair selected at t = 0. `events` hold FootDown_L / FootDown_R at the
-    blend's touchdowns: each gait's own (`contacts.footsteps` on its loop) at its warped time,
-    the pair's two blended by weight (sub-frame seconds).
+    blend's touchdowns: each gait's own (`contacts.footsteps` on its loop played on) at its warped
+    time, the pair's two blended by weight (sub-frame seconds).
     """
     plan = _plan(loops, speed, duration, fps, feet)
     space, b, show, warped = plan.space, plan.bracket, plan.show, plan.warped
     gaits, j, first = space.gaits, space.joint, space.reference
-    up, forward = first.up, first.forward
-    roots = {g: space.roots[g] if g in space.roots else _root_loop(gaits[g].clip, up, forward, j)
-             for g in warped}
+    up = first.up
+    roots = _roots(plan)
     sources, still_rot, still_pos, moving, moved = _sources(gaits, roots, j, first)
-    rot, pos = _poses(sources, warped, b.lo, show, b.weight, (still_rot, still_pos), moving, moved)
+    rot, pos = _poses(sources, warped, b.lo, b.hi, b.weight, (still_rot, still_pos), moving, moved)
     residual = root.Residual(pos[:, j].copy(), rot[:, j].copy())
     trajectory = _blended_trajectory(gaits, roots, warped, b.lo, show, b.weight, up)
-    world_rot, world_pos = root.compose(trajectory, residual, up)
-    top = first.parents[j] < 0
-    if top:
-        # A top-level root's local motion is its world motion.
-        rot[:, j], pos[:, j] = world_rot, world_pos
+    _place(rot, pos, first.parents, j, *root.compose(trajectory, residual, up))
+    own = {g: _own_offsets(gaits[g], roots[g], j, first) for g in warped}
     out = Clip(first.names, first.parents, first.offsets, rot, pos, plan.fps, channels=first.channels,
-               end_parents=first.end_parents, end_offsets=first.end_offsets,
-               events=_touchdowns(plan, roots, up),
+               end_parents=first.end_parents, end_offsets=first.end_offsets, events=_touchdowns(plan, own),
                name="+".join(x for x in (gaits[g].clip.name for g in warped) if x), root=j, up=up,
-               forward=forward, meters_per_unit=first.meters_per_unit, motion_start=0)
-    out = out if top else root.with_root_world(out, world_rot, world_pos)
+               forward=first.forward, meters_per_unit=first.meters_per_unit, motion_start=0)
     if lock_feet:
-        out = footlock.lock_feet(out, contacts=_laid_out(gaits, warped, b.lo, show))
+        out = footlock.lock_feet(out, contacts=_laid_out(plan))
     return out
 
 
@@ -606,8 +610,29 @@ def blend_space_contacts(loops: Sequence[Clip], speed: Any, duration: float, *, 
     """{foot: bool [n]}: the gaits' contacts (`contacts.contacts` of each loop) on `blend_space`'s
     output frames with the same arguments: planted where every gait that shows is, each at the
     frame nearest its warped time. What `lock_feet=True` holds."""
-    plan = _plan(loops, speed, duration, fps, feet)
-    return _laid_out(plan.space.gaits, plan.warped, plan.bracket.lo, plan.show)
+    return _laid_out(_plan(loops, speed, duration, fps, feet))
+
+
+def _roots(plan: _Plan) -> dict[int, _RootLoop]:
+    """Each gait's root motion at the travel joint, with the reference's up and facing."""
+    space, ref = plan.space, plan.space.reference
+    return {g: space.roots[g] if g in space.roots else
+            _root_loop(space.gaits[g].clip, ref.up, ref.forward, space.joint) for g in plan.warped}
+
+
+def _place(rot: Array, pos: Array, parents: np.ndarray, joint: int, world_rot: Array,
+           world_pos: Array) -> None:
+    """In place: `joint`'s local rotations [T, 4] and translations [T, 3] that put it at the given
+    world ones, under joints above it that hold their frame 0 pose (as `root.with_root_world_of`,
+    the parent's world transform worked out once)."""
+    above = skeleton.chain(parents, joint)[:-1]
+    if not above:
+        rot[:, joint], pos[:, joint] = world_rot, world_pos
+        return
+    grot, gpos = quat.fk(rot[:1, above], pos[:1, above], np.arange(len(above)) - 1)
+    parent, at = grot[0, -1], gpos[0, -1]
+    rot[:, joint] = quat.inv_mul(parent, world_rot)
+    pos[:, joint] = quat.mul_vec(quat.inv(parent), world_pos - at)
 
 
 def _blended_trajectory(gaits: list[_Gait], roots: dict[int, _RootLoop], warped: dict[int, Array],
@@ -626,55 +651,44 @@ def _blended_trajectory(gaits: list[_Gait], roots: dict[int, _RootLoop], warped:
     w = weight[:-1]
     step = blend.lerp(step_a, step_b, w)
     turn = blend.lerp(turn_a[:, None], turn_b[:, None], w)[:, 0]
-    g0 = int(lo[0])
+    # From the gait that plays alone at t = 0 if one does, else the slower (as sync_blend from a).
+    g0 = int(show[0] if weight[0] == 1.0 else lo[0])
     p0, h0 = _trajectory_at(roots[g0], warped[g0][:1], gaits[g0].clip.fps, up)
     heading = h0[0] + np.concatenate([[0.0], np.cumsum(turn)])
     return root.Trajectory(_integrate(p0[0], heading, step, up), heading)
 
 
-def _laid_out(gaits: list[_Gait], warped: dict[int, Array], lo: np.ndarray,
-              show: np.ndarray) -> dict[str, np.ndarray]:
-    """{foot: bool [n]}: planted where both gaits that show are planted (`contacts.contacts` of
-    each loop), each at the frame nearest its warped time."""
-    planted = {}
-    for g in warped:
-        clip = gaits[g].clip
-        found = contacts.contacts(clip)
-        frame = np.rint(warped[g] * clip.fps).astype(np.int64) % clip.n_frames
-        planted[g] = {foot: mask[frame] for foot, mask in found.items()}
-    n = len(lo)
-    feet = set.intersection(*(set(p) for p in planted.values()))
-    out = {}
-    for foot in sorted(feet):
-        mask = np.ones(n, dtype=bool)
-        for g, p in planted.items():
-            mask &= p[foot] | ((lo != g) & (show != g))
-        out[foot] = mask
-    return out
+# -- footsteps ----------------------------------------------------------------------------------
 
 
-def _played(g: _Gait, travel: _RootLoop, joint: int, up: Array, copies: int) -> Clip:
+def _played(g: _Gait, travel: _RootLoop, joint: int, ref: Clip, copies: int) -> Clip:
     """The gait's loop played on for `copies` periods as the blend space plays it: `joint`'s world
-    transform from its trajectory integrated on by the loop convention and its residual."""
-    clip = g.clip
+    transform from its trajectory integrated on by the loop convention, and its residual; the
+    joints above it hold `ref`'s first pose."""
+    clip, up = g.clip, ref.up
     step, turn = np.tile(travel.step, (copies, 1)), np.tile(travel.turn, copies)
     heading = travel.trajectory.heading[0] + np.concatenate([[0.0], np.cumsum(turn[:-1])])
     position = _integrate(travel.trajectory.position[0], heading, step[:-1], up)
     residual = root.Residual(np.tile(travel.residual.position, (copies, 1)),
                              np.tile(travel.residual.rotation, (copies, 1)))
-    world_rot, world_pos = root.compose(root.Trajectory(position, heading), residual, up)
     rot, pos = np.tile(clip.rotations, (copies, 1, 1)), np.tile(clip.positions, (copies, 1, 1))
-    rot, pos = root.with_root_world_of(rot, pos, clip.parents, joint, world_rot, world_pos)
-    return clip.replace(rotations=rot, positions=pos, events={}, loop=False, motion_start=0)
+    above = skeleton.chain(clip.parents, joint)[:-1]
+    rot[:, above], pos[:, above] = ref.rotations[0, above], ref.positions[0, above]
+    _place(rot, pos, clip.parents, joint, *root.compose(root.Trajectory(position, heading), residual, up))
+    # The loop's own body map: the same skeleton and feet (root, up and facing are given).
+    return Clip(clip.names, clip.parents, clip.offsets, rot, pos, clip.fps, channels=clip.channels,
+                end_parents=clip.end_parents, end_offsets=clip.end_offsets, loop=False, name=clip.name,
+                root=joint, up=up, forward=ref.forward, meters_per_unit=clip.meters_per_unit,
+                motion_start=0, body=clip.body)
 
 
-def _own_offsets(g: _Gait, travel: _RootLoop, joint: int, up: Array) -> Array:
-    """[n] seconds from each marker to the gait's own touchdown of that foot, found by
-    `contacts.footsteps` on the loop played on for three periods (the middle one: as a blend's
-    feet are read, and the same for a loop played twice over), 0 where none is found within half
-    the shorter neighbouring segment. Markers carried over from the take a loop was cut from can
-    be frames off where its own feet land."""
-    found = contacts.footsteps(_played(g, travel, joint, up, 3))
+def _own_offsets(g: _Gait, travel: _RootLoop, joint: int, ref: Clip) -> Array:
+    """[n] seconds from each marker to the gait's own touchdown of that foot, as
+    `contacts.footsteps` finds it on the loop played on for three periods, in the middle one (as a
+    blend's feet are read, and the same for a loop played twice over); 0 where none is found
+    within half the shorter neighbouring segment. Markers carried over from the take a loop was
+    cut from can be frames off where its own feet land."""
+    found = contacts.footsteps(_played(g, travel, joint, ref, 3))
     offsets = np.zeros(len(g.times))
     reach = 0.5 * np.minimum(g.durations, np.roll(g.durations, 1))
     for k, t in enumerate(g.times + g.period):
@@ -685,11 +699,26 @@ def _own_offsets(g: _Gait, travel: _RootLoop, joint: int, up: Array) -> Array:
     return offsets
 
 
-def _touchdowns(plan: _Plan, roots: dict[int, _RootLoop], up: Array) -> dict[str, Array]:
+def _laid_out(plan: _Plan) -> dict[str, np.ndarray]:
+    """{foot: bool [n]}: planted where every gait that shows is (`contacts.contacts` of its loop,
+    as `sync.sync_contacts` lays out two), each at the frame nearest its warped time."""
+    lo, show = plan.bracket.lo, plan.show
+    own = {g: contacts.contacts(plan.space.gaits[g].clip) for g in plan.warped}
+    out = {foot: np.ones(len(lo), dtype=bool) for foot in sorted(set.intersection(*map(set, own.values())))}
+    for g, planted in own.items():
+        clip = plan.space.gaits[g].clip
+        frame = np.rint(plan.warped[g] * clip.fps).astype(np.int64) % clip.n_frames
+        shows = (lo == g) | (show == g)
+        for foot in out:
+            out[foot] &= planted[foot][frame] | ~shows
+    return out
+
+
+def _touchdowns(plan: _Plan, own: dict[int, Array]) -> dict[str, Array]:
     """{FootDown_L, FootDown_R: seconds}: the blend's touchdowns. Each marker the phase crosses
-    (and the next one) stands for a touchdown of its foot; each gait's own touchdown for it
-    (`_own_offsets`) is put on the output's clock through its warped time, and the pair's two are
-    blended by the weight where the marker is crossed."""
+    (and the next one) stands for a touchdown of its foot; each gait's own touchdown for it is put
+    on the output's clock through its warped time, and the pair's two are blended by the weight
+    where the marker is crossed."""
     gaits, times, b = plan.space.gaits, plan.times, plan.bracket
     marks = np.array([j for _, j in plan.crossings] + [plan.crossings[-1][1] + 1])
     at = np.array([t for t, _ in plan.crossings] + [times[-1]])
@@ -700,9 +729,8 @@ def _touchdowns(plan: _Plan, roots: dict[int, _RootLoop], up: Array) -> dict[str
     for g, warped in plan.warped.items():
         gait = gaits[g]
         K = len(gait.times)
-        own = (gait.times[marks % K] + (marks // K) * gait.period
-               + _own_offsets(gait, roots[g], plan.space.joint, up)[marks % K])
-        on_clock = np.interp(own, warped, times, left=np.nan, right=np.nan)
+        at_own = gait.times[marks % K] + (marks // K) * gait.period + own[g][marks % K]
+        on_clock = np.interp(at_own, warped, times, left=np.nan, right=np.nan)
         t_lo[lo == g], t_show[show == g] = on_clock[lo == g], on_clock[show == g]
     t = np.where(lo == show, t_lo, (1.0 - w) * t_lo + w * t_show)
     keep = np.isfinite(t) & (t >= 0.0) & (t <= times[-1] + 1e-9)
