@@ -5,8 +5,10 @@
 Cost: `blendspace.blend_space` over the Bandai dataset-1 walk, run and dash loops
 (`sync.loop_cycle`), a 60 s ramp from the walk's speed to the dash's at 30 fps (1,801 frames),
 against FK of the output frames (targets: at most 4x FK, 6x with lock_feet). For information: the
-same ramp over the CMU 02_01 walk and 02_03 jog at 120 fps (7,201 frames), and `sync.sync_blend`
-of the Bandai walk and run over the same frames (the two-gait blend a blend space generalizes).
+same ramp over the CMU 02_01 walk and 02_03 jog at 120 fps (7,201 frames), `sync.sync_blend` of the
+Bandai walk and run over the same frames (the two-gait blend a blend space generalizes), and two
+parts: `contacts.footsteps` of the three loops (the blend space finds each gait's touchdowns on its
+loop played on, a cost that does not grow with the frames) and `footlock.lock_feet` of the output.
 The process's CPU time, in rounds where FK and each case take turns, so that a machine shared
 with other work loads them alike: each row gives the median over the rounds of the ratio to that
 round's FK, and the ratio of the fastest runs of each (the target is checked on the median).
@@ -22,7 +24,6 @@ import itertools
 import os
 import platform
 import sys
-import time
 import warnings
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -34,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from _timing import cpu_rounds  # noqa: E402
 from fixtures import take_path  # noqa: E402
 
 from core import blendspace, bvh, contacts, footlock, sync  # noqa: E402
@@ -46,18 +48,8 @@ BANDAI = [f"dataset-1_{gait}_normal_001" for gait in ("walk", "run", "dash")]
 CMU = ["02_01", "02_03"]
 
 
-def cpu_seconds(fn: Callable[[], object]) -> float:
-    t0 = time.process_time()
-    fn()
-    return time.process_time() - t0
-
-
 def rounds(fns: Sequence[Callable[[], object]]) -> np.ndarray:
-    """[ROUNDS, len(fns)] CPU seconds, the functions taking turns in each round (one untimed
-    call of each first)."""
-    for fn in fns:
-        fn()
-    return np.array([[cpu_seconds(fn) for fn in fns] for _ in range(ROUNDS)])
+    return cpu_rounds(fns, ROUNDS)
 
 
 def row(label: str, t: np.ndarray, fk: np.ndarray, target: float | None) -> tuple[str, bool]:
@@ -116,15 +108,21 @@ def main() -> int:
     target = ramp(bandai)
     out = blendspace.blend_space(bandai, target, SECONDS)
     walk_run = (np.array([0.0, SECONDS]), np.array([0.0, 1.0]))
+    planted = blendspace.blend_space_contacts(bandai, target, SECONDS)
     t = rounds([out.fk, partial(blendspace.blend_space, bandai, target, SECONDS),
                 partial(blendspace.blend_space, bandai, target, SECONDS, lock_feet=True),
-                partial(sync.sync_blend, bandai[0], bandai[1], walk_run, SECONDS)])
+                partial(sync.sync_blend, bandai[0], bandai[1], walk_run, SECONDS),
+                lambda: [contacts.footsteps(g) for g in bandai],
+                partial(footlock.lock_feet, out, contacts=planted)])
     title = f"Bandai walk>run>dash, {out.n_frames:,} fr"
     for i, (label, key) in enumerate(((title, "plain"), ("  with lock_feet", "lock_feet")), start=1):
         line, ok = row(label, t[:, i], t[:, 0], TARGETS[key])
         good &= ok
         print(line)
     print(row("  sync_blend walk>run, same frames", t[:, 3], t[:, 0], None)[0])
+    # What the blend space adds that does not grow with the frames: each gait's touchdowns found.
+    print(row("  footsteps of the 3 loops", t[:, 4], t[:, 0], None)[0])
+    print(row("  lock_feet alone, contacts given", t[:, 5], t[:, 0], None)[0])
     target = ramp(cmu)
     out = blendspace.blend_space(cmu, target, SECONDS)
     t = rounds([out.fk, partial(blendspace.blend_space, cmu, target, SECONDS),

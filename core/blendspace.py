@@ -220,6 +220,7 @@ class _Space(NamedTuple):
     joint: int
     reference: Clip
     roots: dict[int, _RootLoop]
+    given: list[int]    # where each gait stands in the list given
 
 
 def _space(loops: Sequence[Clip], feet: FeetSpec | None) -> _Space:
@@ -246,7 +247,7 @@ def _space(loops: Sequence[Clip], feet: FeetSpec | None) -> _Space:
             del roots[i]  # the blend measures it again with the reference's
     gaits = [_Gait(c, m[0], m[1], c.n_frames / c.fps, len(m[0]) // 2, d)
              for c, m, d in zip(clips, marks, strides, strict=True)]
-    return _Space(gaits, joint, clips[ref], roots)
+    return _Space(gaits, joint, clips[ref], roots, list(range(len(gaits))))
 
 
 def gait_speeds(loops: Sequence[Clip], *, feet: FeetSpec | None = None) -> np.ndarray:
@@ -271,7 +272,7 @@ def _gaits(loops: Sequence[Clip], feet: FeetSpec | None) -> _Space:
         if b.speed <= a.speed * (1.0 + 1e-9):
             raise ValueError(f"gaits {a.clip.name or '?'} and {b.clip.name or '?'} both travel at "
                              f"{a.speed:.4g} m/s: a blend space needs one gait per speed")
-    return space._replace(gaits=gaits, roots={order.index(i): r for i, r in space.roots.items()})
+    return space._replace(gaits=gaits, roots={order.index(i): r for i, r in space.roots.items()}, given=order)
 
 
 # -- the target speed ----------------------------------------------------------------------------
@@ -611,6 +612,19 @@ def blend_space_contacts(loops: Sequence[Clip], speed: Any, duration: float, *, 
     output frames with the same arguments: planted where every gait that shows is, each at the
     frame nearest its warped time. What `lock_feet=True` holds."""
     return _laid_out(_plan(loops, speed, duration, fps, feet))
+
+
+def gait_weights(loops: Sequence[Clip], speed: Any, duration: float, *, fps: float | None = None,
+                 feet: FeetSpec | None = None) -> np.ndarray:
+    """[n, G] each gait's weight on `blend_space`'s output frames (same arguments), gaits in the
+    order given: at most two non-zero on a frame, adjacent in speed, summing to 1."""
+    plan = _plan(loops, speed, duration, fps, feet)
+    order, b = np.array(plan.space.given), plan.bracket
+    out = np.zeros((len(plan.times), len(order)))
+    frames = np.arange(len(plan.times))
+    np.add.at(out, (frames, order[b.lo]), 1.0 - b.weight)
+    np.add.at(out, (frames, order[b.hi]), b.weight)
+    return out
 
 
 def _roots(plan: _Plan) -> dict[int, _RootLoop]:

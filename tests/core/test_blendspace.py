@@ -16,6 +16,7 @@ import pytest
 from fixtures import take_path
 
 from core import blendspace, bvh, contacts, footlock, metrics, quat, root, skeleton, sync
+from core.body import with_feet
 from core.clip import Clip, SkeletonMismatch
 
 BANDAI = [f"dataset-1_{gait}_normal_001" for gait in ("walk", "run", "dash")]
@@ -444,3 +445,35 @@ def test_bad_gaits_are_refused_with_what_to_do(loops):
         blendspace.blend_space([limping, jog], 1.5, 1.0)
     with pytest.raises(ValueError, match="duration"):
         blendspace.blend_space([walk, jog], 1.5, -1.0)
+
+
+def test_gait_weights_hold_two_neighbouring_gaits_at_weight_for_speeds_weight(loops):
+    walk, run, dash = (from_left_touchdown(loop) for loop in loops["bandai"])
+    given = [dash, walk, run]
+    speeds = blendspace.gait_speeds(given)
+    target = ramp(speeds)
+    w = blendspace.gait_weights(given, target, 2 * RAMP)
+    assert w.shape == (round(2 * RAMP * 30) + 1, 3)
+    np.testing.assert_allclose(w.sum(axis=1), 1.0, atol=1e-12)
+    assert np.all((w > 0).sum(axis=1) <= 2) and not np.any(w[:, 0] * w[:, 1] > 0)  # dash and walk
+    # At the walk's speed the walk alone; at the dash's the dash; between the run and the dash,
+    # sync.weight_for_speed's weight (both read on the hips, where the blend space reads travel).
+    np.testing.assert_array_equal(w[0], [0.0, 1.0, 0.0])
+    np.testing.assert_array_equal(w[round(RAMP * 30)], [1.0, 0.0, 0.0])
+    middle = 0.5 * (speeds[2] + speeds[0])
+    hips = pelvis(walk)
+    want = sync.weight_for_speed(travel_on(run, hips, walk), travel_on(dash, hips, walk), middle)
+    np.testing.assert_allclose(blendspace.gait_weights(given, middle, 1.0)[0], [want, 0.0, 1.0 - want],
+                               atol=1e-12)
+
+
+def test_feet_given_are_the_feet_every_gait_is_read_with(loops):
+    # Naming the feet rebuilds each loop's body map around them (body.with_feet), facing included.
+    gaits, feet = loops["cmu"], {"L": "LeftFoot", "R": "RightFoot"}
+    named = blendspace.blend_space(gaits, 1.8, 2.0, feet=feet, lock_feet=True)
+    want = blendspace.blend_space([with_feet(g, feet) for g in gaits], 1.8, 2.0, lock_feet=True)
+    np.testing.assert_array_equal(named.rotations, want.rotations)
+    for foot in want.events:
+        np.testing.assert_array_equal(named.events[foot], want.events[foot])
+    with pytest.raises(ValueError, match="both feet"):
+        blendspace.blend_space(gaits, 1.8, 2.0, feet={"L": "LeftFoot", "R": "LeftFoot"})
