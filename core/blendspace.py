@@ -58,7 +58,7 @@ Array = npt.NDArray[np.float64]
 # fastest gait's speed: that gait played slower or faster. Engines clamp or scale the rate too;
 # a walk played much slower than 0.7x looks like slow motion, a sprint sped up past 1.3x too.
 RATE_RANGE = (0.7, 1.3)
-FEET = ("FootDown_L", "FootDown_R")
+_FEET = ("FootDown_L", "FootDown_R")
 # Output frames sampled per pass (as in sync_blend: temporaries stay in cache).
 _BLOCK = 512
 
@@ -94,7 +94,7 @@ def _as_loop(clip: Clip, feet: FeetSpec | None) -> Clip:
     if not isinstance(clip, Clip):
         raise TypeError(f"gaits are Clips (loops or takes), not {type(clip).__name__}")
     clip = with_feet(clip, feet)
-    if clip.loop and all(len(clip.events.get(k, ())) for k in FEET):
+    if clip.loop and all(len(clip.events.get(k, ())) for k in _FEET):
         return clip
     return sync.loop_cycle(clip)
 
@@ -104,7 +104,7 @@ def _markers(clip: Clip) -> tuple[Array, Array]:
     its second loop's markers: seconds, unwrapped past the period) and its segment durations,
     checked to alternate L, R."""
     period = clip.n_frames / clip.fps
-    t = [np.mod(np.asarray(clip.events.get(k, ()), dtype=np.float64), period) for k in FEET]
+    t = [np.mod(np.asarray(clip.events.get(k, ()), dtype=np.float64), period) for k in _FEET]
     names = np.concatenate([np.zeros(len(t[0]), dtype=np.int64), np.ones(len(t[1]), dtype=np.int64)])
     times = np.concatenate(t)
     order = np.argsort(times, kind="stable")
@@ -706,7 +706,7 @@ def _own_offsets(g: _Gait, travel: _RootLoop, joint: int, ref: Clip) -> Array:
     offsets = np.zeros(len(g.times))
     reach = 0.5 * np.minimum(g.durations, np.roll(g.durations, 1))
     for k, t in enumerate(g.times + g.period):
-        own = np.asarray(found.get(FEET[k % 2], ()), dtype=np.float64)
+        own = np.asarray(found.get(_FEET[k % 2], ()), dtype=np.float64)
         if own.size:
             d = own[np.argmin(np.abs(own - t))] - t
             offsets[k] = d if abs(d) <= reach[k] else 0.0
@@ -748,4 +748,4 @@ def _touchdowns(plan: _Plan, own: dict[int, Array]) -> dict[str, Array]:
         t_lo[lo == g], t_show[show == g] = on_clock[lo == g], on_clock[show == g]
     t = np.where(lo == show, t_lo, (1.0 - w) * t_lo + w * t_show)
     keep = np.isfinite(t) & (t >= 0.0) & (t <= times[-1] + 1e-9)
-    return {foot: np.sort(t[keep & (marks % 2 == i)]) for i, foot in enumerate(FEET)}
+    return {foot: np.sort(t[keep & (marks % 2 == i)]) for i, foot in enumerate(_FEET)}
