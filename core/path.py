@@ -167,15 +167,16 @@ def _stretch(s: Array, a: int, b: int) -> str:
 def _within_reach(v: Array, s: Array, speeds: Array) -> tuple[Array, list[str]]:
     """The speeds kept within what the gaits reach, and a sentence per stretch of path outside it."""
     least, most = blendspace.RATE_RANGE[0] * speeds.min(), blendspace.RATE_RANGE[1] * speeds.max()
-    reach = (f"the gaits reach {least:.3g} to {most:.3g} m/s ({blendspace.RATE_RANGE[0]:g}x the slowest, "
-             f"{speeds.min():.3g} m/s, to {blendspace.RATE_RANGE[1]:g}x the fastest, {speeds.max():.3g} m/s)")
     out = []
-    for mask, word, bound in ((v < least, "below", least), (v > most, "above", most)):
+    for mask, word, bound, which, times in ((v < least, "below", least, "slowest", blendspace.RATE_RANGE[0]),
+                                            (v > most, "above", most, "fastest", blendspace.RATE_RANGE[1])):
+        gait = speeds.min() if which == "slowest" else speeds.max()
         for a, b in _runs(mask):
             k = a + int(np.argmax(np.abs(v[a:b] - bound)))
-            out.append(f"{_stretch(s, a, b)} along the path the speed asked is up to "
-                       f"{abs(v[k] - bound):.3g} m/s {word} what {reach} ({v[k]:.3g} m/s at {s[k]:.2f} m): "
-                       f"played at {bound:.3g} m/s")
+            out.append(f"{_stretch(s, a, b)} along the path the speed asked is {word} what the gaits "
+                       f"reach: {v[k]:.3g} m/s at {s[k]:.2f} m, {abs(v[k] - bound):.3g} m/s {word} the "
+                       f"{bound:.3g} m/s they reach ({times:g}x the {which}, {gait:.3g} m/s); played at "
+                       f"{bound:.3g} m/s there")
     return np.clip(v, least, most), out
 
 
