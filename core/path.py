@@ -39,7 +39,6 @@ Times are seconds and distances meters at every boundary; positions in the loops
 
 from __future__ import annotations
 
-import itertools
 import math
 import warnings
 from collections.abc import Sequence
@@ -287,12 +286,9 @@ def follow(loops: Sequence[Clip], points: npt.ArrayLike, speed: Any, *, fps: flo
     _body_of(straight, gaits)
     planted = contacts.contacts(straight, split_slides=False) if lock_feet else {}
     out, turn = _laid_along(straight, path)
-    n = out.n_frames
-    planted = {side: mask[:n] for side, mask in planted.items()}
+    planted = {side: mask[:out.n_frames] for side, mask in planted.items()}
     if planted:
         _stance_yaw(out, turn, planted)
-    out.events = {k: t[t <= (n - 1) / out.fps + 1e-9] for k, t in straight.events.items()}
-    out.name = f"{straight.name} along a path"
     if lock_feet:
         out = footlock.lock_feet(out, contacts=planted, lower_pelvis=True)
     return out
@@ -300,14 +296,16 @@ def follow(loops: Sequence[Clip], points: npt.ArrayLike, speed: Any, *, fps: flo
 
 def _laid_along(clip: Clip, path: _Path) -> tuple[Clip, Array]:
     """The straight clip bent onto the path (see the module notes), up to the frame its root
-    reaches the path's end, and the turn [n] (radians about up) the bend gives each frame."""
-    up, mpu = clip.up, clip.meters_per_unit
+    reaches the path's end, and the turn [n] (radians about up) the bend gives each frame. Writes
+    into the clip's own arrays (a blend space's, made for this) and returns a clip of their first
+    n frames."""
+    up, mpu, j = clip.up, clip.meters_per_unit, clip.root
+    parent = int(clip.parents[j])
     rot, pos = root.root_world(clip)
     height = pos @ up
     floor = pos - np.outer(height, up)
     # The line the clip travels: its floor path's principal direction, from its start to its end.
-    centred = floor - floor.mean(axis=0)
-    line = np.linalg.svd(centred, full_matrices=False)[2][0]
+    line = np.linalg.svd(floor - floor.mean(axis=0), full_matrices=False)[2][0]
     line -= up * (line @ up)
     line /= np.linalg.norm(line)
     if (floor[-1] - floor[0]) @ line < 0.0:
@@ -331,13 +329,28 @@ def _laid_along(clip: Clip, path: _Path) -> tuple[Clip, Array]:
     along = np.outer(np.cos(tangent), fwd) + np.outer(np.sin(tangent), side)
     # Past either end the path runs straight on.
     point += along * ((x - inside) / mpu)[:, None]
-    facing = root.lowpass(tangent, cycle / 8.0)
-    turn = facing - travel[:n]
+    turn = root.lowpass(tangent, cycle / 8.0) - travel[:n]
+    yaw = root.yaw_quat(turn, up)
+    new_rot = quat.mul(yaw, rot[:n])
     new_pos = point + np.cross(up, along) * sway[:, None] + np.outer(height[:n], up)
-    new_rot = quat.mul(root.yaw_quat(turn, up), rot[:n])
-    rotations, positions = root.with_root_world_of(clip.rotations[:n], clip.positions[:n], clip.parents,
-                                                   clip.root, new_rot, new_pos)
-    return clip.replace(rotations=rotations, positions=positions), turn
+    rotations, positions = clip.rotations[:n], clip.positions[:n]
+    # Any other top-level joint the take moves goes with the root (the root's move, rigidly).
+    for top in root.moving_tops(clip):
+        positions[:, top] = quat.mul_vec(yaw, positions[:, top] - pos[:n]) + new_pos
+        rotations[:, top] = quat.mul(yaw, rotations[:, top])
+    if parent < 0:
+        rotations[:, j], positions[:, j] = new_rot, new_pos
+    else:
+        # The joints above the root stay: its world transform is written through theirs.
+        prot, ppos = root.root_world_of(rotations, positions, clip.parents, parent)
+        rotations[:, j] = quat.inv_mul(prot, new_rot)
+        positions[:, j] = quat.mul_vec(quat.inv(prot), new_pos - ppos)
+    out = Clip(clip.names, clip.parents, clip.offsets, rotations, positions, clip.fps, channels=clip.channels,
+               end_parents=clip.end_parents, end_offsets=clip.end_offsets,
+               events={k: t[t <= (n - 1) / clip.fps + 1e-9] for k, t in clip.events.items()},
+               name=f"{clip.name} along a path", root=j, up=up, forward=clip.forward, meters_per_unit=mpu,
+               motion_start=0, body=clip.body)
+    return out, turn
 
 
 # -- feet through turns --------------------------------------------------------------------------
@@ -353,23 +366,27 @@ def _swivel(turn: Array, mask: np.ndarray) -> Array:
     if not found or T < 2:
         return np.zeros(T)
     frames = np.arange(T, dtype=np.float64)
-    starts = np.array([a for a, _ in found])
-    mids = np.array([0.5 * (a + b - 1) for a, b in found])
-    # On and around each contact (and before the first) the foot holds its contact's heading.
+    starts, stops = (np.array(x) for x in zip(*found, strict=True))
+    mids = 0.5 * (starts + stops - 1)
+    # On each contact (and before the first) the foot holds its contact's heading.
     owner = np.clip(np.searchsorted(starts, frames, side="right") - 1, 0, len(found) - 1)
     out = np.interp(mids[owner], frames, turn) - turn
+    # In the air, from each lift to the next touchdown (Hermite, the contacts' rates at the ends).
     rate = np.gradient(turn)
-    for (_, lift), (down, _) in itertools.pairwise(found):
-        t0, t1 = lift - 1, down
-        if t1 - t0 < 2:
-            continue
-        h = float(t1 - t0)
-        x = (frames[t0 + 1:t1] - t0) / h
-        p0, p1 = out[t0], out[t1]
-        m0, m1 = -rate[t0] * h, -rate[t1] * h
+    t0, t1 = stops[:-1] - 1, starts[1:]
+    gap = t1 - t0 - 1
+    if gap.sum() > 0:
+        which = np.repeat(np.arange(len(gap)), gap)
+        k = np.arange(int(gap.sum())) - np.repeat(np.cumsum(gap) - gap, gap)
+        at = t0[which] + 1 + k
+        h = (t1 - t0)[which].astype(np.float64)
+        x = (at - t0[which]) / h
+        p0 = out[t0][which]
+        p1 = (np.interp(mids[1:], frames, turn) - turn[t1])[which]
+        m0, m1 = -rate[t0][which] * h, -rate[t1][which] * h
         x2, x3 = x * x, x * x * x
-        out[t0 + 1:t1] = ((2 * x3 - 3 * x2 + 1) * p0 + (x3 - 2 * x2 + x) * m0 + (3 * x2 - 2 * x3) * p1
-                          + (x3 - x2) * m1)
+        out[at] = ((2 * x3 - 3 * x2 + 1) * p0 + (x3 - 2 * x2 + x) * m0 + (3 * x2 - 2 * x3) * p1
+                   + (x3 - x2) * m1)
     return out
 
 
