@@ -24,7 +24,7 @@ import pytest
 import variants
 from blend_checks import knees, legs, world_positions, wrap
 from fixtures import take_path
-from motion_checks import foot_points
+from motion_checks import foot_points, peak_acceleration
 from motion_checks import world as world_frames
 
 from core import blendspace, bvh, contacts, metrics, path, quat, sync
@@ -43,6 +43,8 @@ SPAN_M, SPAN_TIME, WHOLE_TIME = 2.0, 0.03, 0.02
 FACING_DEG = 8.0
 SLIP_P95_M, SLIP_MAX_M, SKATING = 0.01, 0.02, 0.01
 ANGULAR = 1.2
+# Peak accelerations of the hips, knees, ankles and toes over the gaits' own (issue 36's bound).
+ACCEL = 1.25
 # Degrees a knee may pass the gaits' straightest by (float and IK rounding).
 KNEE_DEG = 0.5
 # Seconds between a FootDown event and the touchdown found on the locked output's feet.
@@ -100,6 +102,7 @@ class Measured(NamedTuple):
     skating: float  # share of contact windows
     knee_past: float  # degrees past the gaits' straightest (negative: within)
     angular: float  # peak angular speed over the gaits'
+    accel: np.ndarray  # peak accelerations of hips, knees, ankles and toes over the gaits' own
     warned: list[str]
 
 
@@ -146,8 +149,22 @@ def measure(out: Clip, c: Case, loops: list[Clip], warned: list[str]) -> Measure
     straightest = min(PC.knees_straightest(knees(g, legs(g.names))) for g in loops)
     past = math.degrees(straightest - PC.knees_straightest(knees(out, leg_map, world)))
     angular = metrics.peak_angular_speed(out) / max(metrics.peak_angular_speed(g) for g in loops)
+    # Accelerations against the gaits' own, each played on for 4 s (a blend space at a gait's
+    # own speed plays that loop).
+    gaits_peak = np.max([peak_accelerations(blendspace.blend_space(loops, float(v), 4.0))
+                         for v in blendspace.gait_speeds(loops)], axis=0)
+    accel = peak_accelerations(out, world) / gaits_peak
     return Measured(out, lateral, spans, whole, facing, np.concatenate(slips), skating / max(windows, 1),
-                    past, angular, warned)
+                    past, angular, accel, warned)
+
+
+def peak_accelerations(clip: Clip, world: np.ndarray | None = None) -> np.ndarray:
+    """[7] peak accelerations (m/s^2, after a 10 Hz low-pass) of the hips and each leg's knee,
+    ankle and toe (motion_checks.peak_acceleration)."""
+    w = world_positions(clip) if world is None else world
+    joints = [clip.names.index("Hips")] + [j for leg in legs(clip.names).values() for j in leg[1:]]
+    joints += [clip.parents.tolist().index(leg.ankle) for leg in legs(clip.names).values()]
+    return peak_acceleration(w * clip.meters_per_unit, clip.fps, joints, 0)
 
 
 @pytest.fixture(scope="module")
@@ -203,10 +220,11 @@ def test_planted_feet_hold_and_do_not_skate(followed, key, name):
 
 
 @pytest.mark.parametrize(("key", "name"), ALL, ids=IDS)
-def test_knees_and_joint_speeds_stay_within_the_gaits(followed, key, name):
+def test_knees_joint_speeds_and_accelerations_stay_within_the_gaits(followed, key, name):
     m = followed(key, name)
     assert m.knee_past <= KNEE_DEG, m.knee_past
     assert m.angular <= ANGULAR, m.angular
+    assert m.accel.max() <= ACCEL, m.accel
 
 
 def test_without_locked_feet_the_measures_see_the_feet_slide(gaits):
