@@ -149,10 +149,9 @@ def measure(out: Clip, c: Case, loops: list[Clip], warned: list[str]) -> Measure
     straightest = min(PC.knees_straightest(knees(g, legs(g.names))) for g in loops)
     past = math.degrees(straightest - PC.knees_straightest(knees(out, leg_map, world)))
     angular = metrics.peak_angular_speed(out) / max(metrics.peak_angular_speed(g) for g in loops)
-    # Accelerations against the gaits' own, each played on for 4 s (a blend space at a gait's
-    # own speed plays that loop).
-    gaits_peak = np.max([peak_accelerations(blendspace.blend_space(loops, float(v), 4.0))
-                         for v in blendspace.gait_speeds(loops)], axis=0)
+    # Accelerations against the gaits' own, each played on for 4 s (a loop's sync blend with
+    # itself at weight 0 plays that loop).
+    gaits_peak = np.max([peak_accelerations(sync.sync_blend(g, g, 0.0, 4.0)) for g in loops], axis=0)
     accel = peak_accelerations(out, world) / gaits_peak
     return Measured(out, lateral, spans, whole, facing, np.concatenate(slips), skating / max(windows, 1),
                     past, angular, accel, warned)
