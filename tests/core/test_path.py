@@ -252,7 +252,8 @@ def test_it_starts_on_the_first_point_and_ends_on_the_last(followed, gaits, key)
         cycle = int(PC.cycle_frames(PC.planted(out), out.n_frames)[0])
         chord = hips[cycle] - hips[0]
         tangent = road.points[1] - road.points[0]
-        bend = math.degrees(abs(wrap(PC.angle_on_floor(np.stack([chord, tangent]), out.up) @ [1.0, -1.0])))
+        angles = PC.angle_on_floor(np.stack([chord, tangent]), out.up)
+        bend = math.degrees(abs(float(wrap(angles[0] - angles[1]))))
         # (on the circle the chord of a cycle's arc is half its turn off the tangent)
         turned = math.degrees(s[cycle] / 1.5 / 2) if name.startswith("circle") else 0.0
         assert abs(bend - turned) < 5.0, (name, bend, turned)
