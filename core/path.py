@@ -57,11 +57,17 @@ GRAVITY = 9.80665  # m/s^2
 # The most a turn may ask (v^2 / R, m/s^2) before a warning: half of g, about the lean a runner
 # takes into a bend (atan(0.5), 27 degrees).
 TURN_LIMIT = 0.5 * GRAVITY
-# Meters: a path's corners are rounded over this (the sigma of a Gaussian over arc length).
-CORNER = 0.05
+# A path's corners are rounded over this fraction of a step (the sigma of a Gaussian over arc
+# length, of its tangent's direction): a corner is turned over about a step, as a walker does.
+ROUNDING = 0.5
 # Meters between the samples a path is resampled at (a chord 2 cm long strays 0.03 mm from a
 # circle of 1.5 m).
 _SPACING = 0.02
+# The share of the body's turn a planted foot follows, pivoting on the point of it that moves
+# least (its heel, then its ball): walkers' feet turn a little on the floor in a bend, and a leg
+# twisted by the whole turn at the lift whips round in the air where a path turns sharply (the
+# CMU walk's toe accelerating 1.35x its own round a right angle, 1.04x with a quarter).
+FOOT_TURN = 0.25
 _FEET = ("FootDown_L", "FootDown_R")
 
 
@@ -88,8 +94,8 @@ class _Path(NamedTuple):
 
 def _floor_path(points: npt.ArrayLike, up: Array, meters_per_unit: float) -> _Path:
     """The polyline `points` [N, 3] (file units) on the floor under `up`, resampled every `_SPACING`
-    meters, its corners rounded over `CORNER` meters. ValueError for fewer than two points, points
-    that are not finite, or no length on the floor."""
+    meters. ValueError for fewer than two points, points that are not finite, or no length on the
+    floor."""
     p = np.asarray(points, dtype=np.float64)
     if p.ndim != 2 or p.shape[1] != 3:
         raise ValueError(f"a path is [N, 3] points in the gaits' units and axes, not shape {p.shape}")
@@ -105,14 +111,36 @@ def _floor_path(points: npt.ArrayLike, up: Array, meters_per_unit: float) -> _Pa
         raise ValueError("the path has no length on the floor (its points differ only along up)")
     s = np.concatenate([[0.0], np.cumsum(seg)])
     even = np.linspace(0.0, s[-1], max(math.ceil(s[-1] / _SPACING), 2) + 1)
-    pts = np.stack([np.interp(even, s, p[:, k]) for k in range(3)], axis=-1)
-    # (point reflection at the ends: the first and last points stay where they are)
-    pts = root.lowpass(pts, CORNER / (even[1] - even[0]))
-    pts -= np.outer(pts @ up, up)
-    d = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(pts, axis=0), axis=-1))]) * meters_per_unit
-    tangent = np.gradient(pts, axis=0)
+    return _sampled(np.stack([np.interp(even, s, p[:, k]) for k in range(3)], axis=-1), up, meters_per_unit)
+
+
+def _sampled(points: Array, up: Array, meters_per_unit: float) -> _Path:
+    """A `_Path` of floor points [M, 3] (file units): their arc length and tangents' headings."""
+    d = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(points, axis=0), axis=-1))]) * meters_per_unit
+    tangent = np.gradient(points, axis=0)
     fwd, side = root.floor_axes(up)
-    return _Path(pts, d, np.unwrap(np.arctan2(tangent @ side, tangent @ fwd)))
+    return _Path(points, d, np.unwrap(np.arctan2(tangent @ side, tangent @ fwd)))
+
+
+def _rounded(path: _Path, up: Array, meters_per_unit: float, sigma: float) -> _Path:
+    """The path with its corners rounded over `sigma` meters of arc length and its curves kept: the
+    tangent's direction low-passed (a circle's grows evenly, so it stays) and integrated again,
+    then pulled back by the low-passed difference (where the rounding leaves a corner, the path
+    goes on where it did). Its first and last points stay."""
+    n = len(path.distance)
+    if n < 3 or sigma <= 0.0:
+        return path
+    spacing = path.length / (n - 1)
+    width = sigma / spacing
+    angle = root.lowpass(path.angle, width)
+    mid = 0.5 * (angle[1:] + angle[:-1])
+    fwd, side = root.floor_axes(up)
+    along = np.outer(np.cos(mid), fwd) + np.outer(np.sin(mid), side)
+    steps = along * (np.diff(path.distance) / meters_per_unit)[:, None]
+    smooth = path.points[0] + np.concatenate([np.zeros((1, 3)), np.cumsum(steps, axis=0)])
+    smooth += root.lowpass(path.points - smooth, width)
+    smooth -= np.outer(smooth @ up, up)
+    return _sampled(smooth, up, meters_per_unit)
 
 
 # -- the speed -----------------------------------------------------------------------------------
@@ -267,14 +295,20 @@ def follow(loops: Sequence[Clip], points: npt.ArrayLike, speed: Any, *, fps: flo
     closely as it can); ValueError for fewer than two points or no gaits.
     """
     gaits = _as_loops(loops, feet)
-    first = gaits[0]
-    path = _floor_path(points, first.up, first.meters_per_unit)
+    up, mpu = gaits[0].up, gaits[0].meters_per_unit
+    path = _floor_path(points, up, mpu)
     speeds = blendspace.gait_speeds(gaits)[:len(loops)]
-    v, problems = _within_reach(_speeds(speed, path.distance), path.distance, speeds)
     # A step is half a cycle's stride at the speed, the cycle of the gaits' bracketing it.
     cycles = np.array([g.n_frames / g.fps / len(g.events["FootDown_L"]) for g in gaits[:len(speeds)]])
     order = np.argsort(speeds)
-    problems += _tight_turns(path, v, 0.5 * v * np.interp(v, speeds[order], cycles[order]))
+
+    def steps(v: Array) -> Array:
+        return 0.5 * v * np.interp(v, speeds[order], cycles[order])
+
+    v, _ = _within_reach(_speeds(speed, path.distance), path.distance, speeds)
+    path = _rounded(path, up, mpu, ROUNDING * float(np.median(steps(v))))
+    v, problems = _within_reach(_speeds(speed, path.distance), path.distance, speeds)
+    problems += _tight_turns(path, v, steps(v))
     if problems:
         warnings.warn("; ".join(problems), PathWarning, stacklevel=2)
     clock = np.concatenate([[0.0], np.cumsum(np.diff(path.distance) * 0.5 * (1.0 / v[1:] + 1.0 / v[:-1]))])
@@ -357,37 +391,28 @@ def _laid_along(clip: Clip, path: _Path) -> tuple[Clip, Array]:
 
 
 def _swivel(turn: Array, mask: np.ndarray) -> Array:
-    """[T] radians: how far to turn a leg about its hip-ankle line so that its foot keeps one
-    heading over each contact (runs of `mask`), the one the bend gives it mid-contact, the body
-    turning over it; between contacts the foot turns on to the next one's (a cubic from the lift to
-    the touchdown whose rate at both ends is the contacts' own, so nothing jumps)."""
+    """[T] radians: how far to turn a leg about its hip-ankle line so that its foot keeps the heading
+    the bend gives it mid-contact over each contact (runs of `mask`), the body turning over it,
+    but for `FOOT_TURN` of the body's turn; in the air the foot turns on to the next contact's
+    heading (a smoothstep from the lift to the touchdown)."""
     T = len(turn)
     found = _runs(mask)
     if not found or T < 2:
         return np.zeros(T)
     frames = np.arange(T, dtype=np.float64)
     starts, stops = (np.array(x) for x in zip(*found, strict=True))
-    mids = 0.5 * (starts + stops - 1)
-    # On each contact (and before the first) the foot holds its contact's heading.
+    heading = np.interp(0.5 * (starts + stops - 1), frames, turn)
+    # On each contact (and before the first, after the last) the foot holds its contact's heading.
     owner = np.clip(np.searchsorted(starts, frames, side="right") - 1, 0, len(found) - 1)
-    out = np.interp(mids[owner], frames, turn) - turn
-    # In the air, from each lift to the next touchdown (Hermite, the contacts' rates at the ends).
-    rate = np.gradient(turn)
+    foot = heading[owner]
     t0, t1 = stops[:-1] - 1, starts[1:]
     gap = t1 - t0 - 1
     if gap.sum() > 0:
         which = np.repeat(np.arange(len(gap)), gap)
-        k = np.arange(int(gap.sum())) - np.repeat(np.cumsum(gap) - gap, gap)
-        at = t0[which] + 1 + k
-        h = (t1 - t0)[which].astype(np.float64)
-        x = (at - t0[which]) / h
-        p0 = out[t0][which]
-        p1 = (np.interp(mids[1:], frames, turn) - turn[t1])[which]
-        m0, m1 = -rate[t0][which] * h, -rate[t1][which] * h
-        x2, x3 = x * x, x * x * x
-        out[at] = ((2 * x3 - 3 * x2 + 1) * p0 + (x3 - 2 * x2 + x) * m0 + (3 * x2 - 2 * x3) * p1
-                   + (x3 - x2) * m1)
-    return out
+        at = t0[which] + 1 + np.arange(int(gap.sum())) - np.repeat(np.cumsum(gap) - gap, gap)
+        x = (at - t0[which]) / (t1 - t0)[which]
+        foot[at] = heading[which] + x * x * (3.0 - 2.0 * x) * (heading[which + 1] - heading[which])
+    return (1.0 - FOOT_TURN) * (foot - turn)
 
 
 def _stance_yaw(clip: Clip, turn: Array, planted: dict[str, np.ndarray]) -> None:

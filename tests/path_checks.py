@@ -77,7 +77,7 @@ def track(path: Polyline, q: np.ndarray, reach: float = 1.5) -> tuple[np.ndarray
     s_out, d_out = np.empty(len(q)), np.empty(len(q))
     last = 0.0
     for i, p in enumerate(q):
-        near = np.flatnonzero(np.abs(path.arc[:-1] - last) <= reach)
+        near = np.flatnonzero((path.arc[:-1] <= last + reach) & (path.arc[1:] >= last - reach))
         t = np.clip(np.einsum("ij,ij->i", p - a[near], ab[near]) / length2[near], 0.0, 1.0)
         d = np.linalg.norm(p - (a[near] + t[:, None] * ab[near]), axis=-1)
         k = int(np.argmin(d))
@@ -181,6 +181,20 @@ def slips_and_skating(points: np.ndarray, contact: np.ndarray, up: np.ndarray, f
             skating += int((moved[both] > limit).sum())
             windows += int(both.sum())
     return np.array(slips), skating, windows
+
+
+def foot_turn_rates(points: np.ndarray, contact: np.ndarray, up: np.ndarray, fps: float,
+                    settle: float = 0.1) -> np.ndarray:
+    """[contacts] how fast (radians per second) each planted foot turns on the floor: the heading
+    of the line from its first point (the ankle) to its second (the ball or toe) from `settle`
+    seconds after the touchdown to the middle of the contact (before the heel lifts and the line
+    tips up), over that time; contacts too short for it are left out."""
+    line = points[:, 1] - points[:, 0]
+    heading = angle_on_floor(line - np.outer(line @ up, up), up)
+    full = int(np.ceil(settle * fps))
+    rates = [abs(heading[(a + b) // 2] - heading[a + full]) / (((a + b) // 2 - a - full) / fps)
+             for a, b in runs(contact) if (a + b) // 2 - a - full >= 2]
+    return np.array(rates)
 
 
 def knees_straightest(flexion: dict[str, np.ndarray]) -> float:

@@ -22,7 +22,7 @@ import numpy as np
 import path_checks as PC
 import pytest
 import variants
-from blend_checks import knees, legs, world_positions, wrap
+from blend_checks import floor_basis, knees, legs, world_positions, wrap
 from fixtures import take_path
 from motion_checks import foot_points, peak_acceleration
 from motion_checks import world as world_frames
@@ -236,6 +236,23 @@ def test_without_locked_feet_the_measures_see_the_feet_slide(gaits):
 
 
 @pytest.mark.parametrize("key", SETS)
+def test_planted_feet_keep_their_heading_as_the_body_turns_over_them(gaits, key):
+    """On the 1.5 m walking circle the body turns at v / R; a planted foot turns at most a third of
+    that on the floor (a quarter by design, pivoting on its heel or ball), where the bend alone
+    turns it with the body."""
+    c = case("circle at the walk's speed", gaits[key])
+    body = math.degrees(float(c.speed) / 1.5)
+    for lock, low, high in ((True, 0.0, body / 3.0), (False, 0.8 * body, 1.2 * body)):
+        out = path.follow(gaits[key], c.points, c.speed, lock_feet=lock)
+        mats, pos = world_frames(out)
+        reference = PC.planted(out)
+        rates = np.degrees(np.concatenate([
+            PC.foot_turn_rates(foot_points(out, side, mats, pos), reference[side], out.up, out.fps)
+            for side in ("L", "R")]))
+        assert len(rates) >= 8 and low <= np.median(rates) <= high, (lock, body, rates)
+
+
+@pytest.mark.parametrize("key", SETS)
 def test_it_starts_on_the_first_point_and_ends_on_the_last(followed, gaits, key):
     for name in ("line", "circle at the walk's speed", "ramp"):
         out, c = followed(key, name).out, case(name, gaits[key])
@@ -329,6 +346,29 @@ def test_a_speed_beyond_the_gaits_reach_warns_and_plays_the_nearest(gaits, key):
     reached = lambda s: np.minimum(np.interp(s, *asked), most)  # noqa: E731
     m = measure(out, Case(points, asked, reached), loops, [])
     assert abs(m.whole) <= WHOLE_TIME and np.abs(m.spans).max() <= SPAN_TIME, (m.whole, m.spans)
+
+
+@pytest.mark.parametrize("key", SETS)
+def test_a_polylines_corners_are_turned_over_steps_without_a_pop(gaits, key):
+    """A 4 m square of five points walked at the walk's speed: each corner rounded over about two
+    steps (the hips pass within 15 cm of it), the hips, knees, ankles and toes accelerating no
+    more than in the gaits, feet planted, no warning (a right angle over two walking steps is
+    well within 0.5 g)."""
+    loops = gaits[key]
+    walk = float(np.sort(blendspace.gait_speeds(loops))[0])
+    a, b = floor_basis(loops[0].up)
+    corners = np.array([[0.0, 0.0], [4.0, 0.0], [4.0, 4.0], [0.0, 4.0], [0.0, 1.0]])
+    points = (np.outer(corners[:, 0], a) + np.outer(corners[:, 1], b)) / loops[0].meters_per_unit
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", path.PathWarning)
+        out = path.follow(loops, points, walk)
+    m = measure(out, Case(points, walk, lambda s: np.full_like(s, walk)), loops, [])
+    assert m.accel.max() <= ACCEL and m.angular <= ANGULAR, (m.accel, m.angular)
+    assert np.percentile(m.slips, 95) < SLIP_P95_M and m.slips.max() < SLIP_MAX_M
+    hips = PC.hips_floor(out, world_positions(out), out.names.index("Hips"))
+    for corner in corners[1:4]:
+        passed = np.linalg.norm(hips - (corner[0] * a + corner[1] * b), axis=-1).min()
+        assert 0.02 < passed < 0.15, (corner, passed)
 
 
 def test_bad_paths_and_no_gaits_are_refused(gaits):
