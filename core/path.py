@@ -4,8 +4,9 @@ Distance matching, as engines do it at run time (Unreal's distance matching and 
 warping, motion matching's trajectories), baked offline from the user's own gaits:
 
 - The **path** is the polyline's floor projection (its up component dropped), resampled by arc
-  length and its corners rounded over `CORNER` meters (a Gaussian over arc length: a dense curve
-  keeps its shape to a fraction of a millimetre). Distances along it are meters; angles are
+  length, its corners rounded over about two steps (`_rounded`: its tangent's direction
+  low-passed over `ROUNDING` of a step and integrated again, so circles and lines, whose
+  direction changes evenly, keep their shape exactly). Distances along it are meters; angles are
   radians about up, as `root.heading` measures them.
 - The **speed** is asked per meter of path (a number, a callable of the distance, or a
   (distances, speeds) pair) and becomes a clock by t(s) = integral of ds / v. The blend space
@@ -16,14 +17,15 @@ warping, motion matching's trajectories), baked offline from the user's own gait
   splits into the distance along the line, x(t), and the offset across it: the sway, plus any
   drift of the blend (the offset low-passed over a cycle, which is dropped). The root goes on the
   path at arc length x(t), the sway across the path's tangent there, at its own height; its
-  rotation turns by the path's tangent (low-passed over an eighth of a cycle, to round corners)
-  less the line's direction, so the hips' swing about the travel direction is kept. The body
-  follows its root. The clip ends on the frame its root reaches the path's end.
+  rotation turns by the path's tangent (low-passed over an eighth of a cycle) less the line's
+  direction, so the hips' swing about the travel direction is kept. The body follows its root.
+  The clip ends on the frame its root reaches the path's end.
 - **Feet**: turning the body turns the legs with it, so a foot the straight clip holds still would
   spin on the floor and sweep around the root through a turn. Each leg turns about its
   hip-ankle line over a contact so that the foot keeps the heading the body has mid-contact (the
-  body turning over it: the hip's rotation, as a walker's), and on to the next in the air
-  (`_swivel`); then `footlock.lock_feet` holds each planted foot where it lands, lowering the
+  body turning over it: the hip's rotation, as a walker's) but for `FOOT_TURN` of the body's turn,
+  and on to the next in the air (`_swivel`); then `footlock.lock_feet` holds each planted foot
+  where it lands (pivoting on the point of it that moves least as it turns), lowering the
   pelvis where a leg would not reach (a tight turn, or a blend of gaits that slides its feet):
   turning comes from turning the travel and holding the feet. Contacts are found on the straight
   clip (`contacts.contacts`), where its feet do not sweep.
