@@ -62,9 +62,9 @@ TURN_LIMIT = 0.5 * GRAVITY
 # A path's corners are rounded over this fraction of a step (the sigma of a Gaussian over arc
 # length, of its tangent's direction): a corner is turned over about a step, as a walker does.
 ROUNDING = 0.5
-# Meters between the samples a path is resampled at (a chord 2 cm long strays 0.03 mm from a
+# Meters between the samples a path is resampled at (a chord 5 cm long strays 0.2 mm from a
 # circle of 1.5 m).
-_SPACING = 0.02
+_SPACING = 0.05
 # The share of the body's turn a planted foot follows, pivoting on the point of it that moves
 # least (its heel, then its ball): walkers' feet turn a little on the floor in a bend, and a leg
 # twisted by the whole turn at the lift whips round in the air where a path turns sharply (the
