@@ -409,6 +409,22 @@ def test_a_speed_given_as_a_number_a_function_or_a_profile_is_one_bake(gaits):
         np.testing.assert_array_equal(other.positions, outs[0].positions)
 
 
+def test_the_output_rate_and_the_feet_can_be_given(gaits):
+    loops = gaits["cmu"]
+    c = case("circle at the run's speed", loops)
+    base = path.follow(loops, c.points, c.speed)
+    slow = path.follow(loops, c.points, c.speed, fps=24.0)
+    assert slow.fps == 24.0 and slow.duration == pytest.approx(base.duration, abs=1.0 / 24.0)
+    m = measure(slow, c, loops, [])
+    assert m.lateral.mean() <= PATH_MEAN_M and np.percentile(m.slips, 95) < SLIP_P95_M
+    # The body map's own feet named: the same bake (the facing read again: within 0.1 mm).
+    named = path.follow(loops, c.points, c.speed, feet={"L": "LeftFoot", "R": "RightFoot"})
+    assert named.n_frames == base.n_frames
+    np.testing.assert_allclose(named.positions * named.meters_per_unit, base.positions * base.meters_per_unit,
+                               atol=1e-4)
+    np.testing.assert_allclose(named.rotations, base.rotations, atol=1e-4)
+
+
 def _convention(take: Clip, factor: float, names: str | None) -> Clip:
     """The take in another convention: leg joints named `names` (None: no joint named, and every
     bone along its joint's +X at rest), Z-up, its unit `factor` times smaller (tests/variants.py)."""
