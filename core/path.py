@@ -297,11 +297,25 @@ def follow(loops: Sequence[Clip], points: npt.ArrayLike, speed: Any, *, fps: flo
     closely as it can); ValueError for fewer than two points or no gaits.
     """
     gaits = _as_loops(loops, feet)
+    path, v, cycles = _planned(gaits, len(loops), points, speed)
+    clock = np.concatenate([[0.0], np.cumsum(np.diff(path.distance) * 0.5 * (1.0 / v[1:] + 1.0 / v[:-1]))])
+    # Played on past the end (the output is cut where it reaches the last point, which the
+    # blend's own speed decides), at the last speed.
+    extra = float(cycles.max()) + 0.5
+    straight = blendspace.blend_space(gaits, (np.append(clock, clock[-1] + extra), np.append(v, v[-1])),
+                                      float(clock[-1]) + extra, fps=fps, feet=feet)
+    return _walked(straight, path, gaits, lock_feet)
+
+
+def _planned(gaits: list[Clip], given: int, points: npt.ArrayLike, speed: Any) -> tuple[_Path, Array, Array]:
+    """(the path to walk, its corners rounded; the speed at each of its samples, within the gaits'
+    reach; each gait's cycle in seconds) for the first `given` gaits (a lone gait's twin left
+    out), with a `PathWarning` for what the path asks beyond them."""
     up, mpu = gaits[0].up, gaits[0].meters_per_unit
     path = _floor_path(points, up, mpu)
-    speeds = blendspace.gait_speeds(gaits)[:len(loops)]
-    # A step is half a cycle's stride at the speed, the cycle of the gaits' bracketing it.
-    cycles = np.array([g.n_frames / g.fps / len(g.events["FootDown_L"]) for g in gaits[:len(speeds)]])
+    speeds = blendspace.gait_speeds(gaits)[:given]
+    # A step is half a cycle's stride at the speed, the cycle of the gaits bracketing it.
+    cycles = np.array([g.n_frames / g.fps / len(g.events["FootDown_L"]) for g in gaits[:given]])
     order = np.argsort(speeds)
 
     def steps(v: Array) -> Array:
@@ -312,13 +326,14 @@ def follow(loops: Sequence[Clip], points: npt.ArrayLike, speed: Any, *, fps: flo
     v, problems = _within_reach(_speeds(speed, path.distance), path.distance, speeds)
     problems += _tight_turns(path, v, steps(v))
     if problems:
-        warnings.warn("; ".join(problems), PathWarning, stacklevel=2)
-    clock = np.concatenate([[0.0], np.cumsum(np.diff(path.distance) * 0.5 * (1.0 / v[1:] + 1.0 / v[:-1]))])
-    # Played on past the end (the output is cut where it reaches the last point, which the
-    # blend's own speed decides), at the last speed.
-    extra = float(cycles.max()) + 0.5
-    straight = blendspace.blend_space(gaits, (np.append(clock, clock[-1] + extra), np.append(v, v[-1])),
-                                      float(clock[-1]) + extra, fps=fps, feet=feet)
+        warnings.warn("; ".join(problems), PathWarning, stacklevel=3)
+    return path, v, cycles
+
+
+def _walked(straight: Clip, path: _Path, gaits: list[Clip], lock_feet: bool) -> Clip:
+    """A straight clip of the gaits (a blend space's, whose root travels a line from the path's
+    start) walked along the path: bent onto it, its legs turned over its planted feet and those
+    held (see the module notes). Writes into the straight clip's arrays."""
     _body_of(straight, gaits)
     planted = contacts.contacts(straight, split_slides=False) if lock_feet else {}
     out, turn = _laid_along(straight, path)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
-from blend_checks import Leg, floor_basis, world_positions
+from blend_checks import Leg, floor_basis
 from motion_checks import REF_HEIGHT, above_stance, foot_points, pivot_slip, reference_contacts, runs
 from motion_checks import world as world_frames
 
@@ -201,7 +201,3 @@ def knees_straightest(flexion: dict[str, np.ndarray]) -> float:
     """The straightest (least) knee flexion over both legs (radians)."""
     return float(min(f.min() for f in flexion.values()))
 
-
-__all__ = ["Polyline", "angle_on_floor", "arcs", "circle", "cycle_frames", "facing", "hips_floor",
-           "knees_straightest", "line", "moving_average", "planted", "polyline", "slips_and_skating",
-           "track", "world_positions"]
