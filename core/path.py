@@ -396,10 +396,11 @@ def _laid_along(clip: Clip, path: _Path) -> tuple[Clip, Array]:
         prot, ppos = root.root_world_of(rotations, positions, clip.parents, parent)
         rotations[:, j] = quat.inv_mul(prot, new_rot)
         positions[:, j] = quat.mul_vec(quat.inv(prot), new_pos - ppos)
+    name = "+".join(dict.fromkeys(clip.name.split("+")))  # (a lone gait's twin named once)
     out = Clip(clip.names, clip.parents, clip.offsets, rotations, positions, clip.fps, channels=clip.channels,
                end_parents=clip.end_parents, end_offsets=clip.end_offsets,
                events={k: t[t <= (n - 1) / clip.fps + 1e-9] for k, t in clip.events.items()},
-               name=f"{clip.name} along a path", root=j, up=up, forward=clip.forward, meters_per_unit=mpu,
+               name=f"{name} along a path", root=j, up=up, forward=clip.forward, meters_per_unit=mpu,
                motion_start=0, body=clip.body)
     return out, turn
 
