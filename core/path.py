@@ -401,7 +401,7 @@ def _laid_along(clip: Clip, path: _Path) -> tuple[Clip, Array]:
                end_parents=clip.end_parents, end_offsets=clip.end_offsets,
                events={k: t[t <= (n - 1) / clip.fps + 1e-9] for k, t in clip.events.items()},
                name=f"{name} along a path", root=j, up=up, forward=clip.forward, meters_per_unit=mpu,
-               motion_start=0, body=clip.body)
+               loop=False, motion_start=0, body=clip.body)
     return out, turn
 
 
