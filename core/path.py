@@ -60,7 +60,8 @@ GRAVITY = 9.80665  # m/s^2
 # takes into a bend (atan(0.5), 27 degrees).
 TURN_LIMIT = 0.5 * GRAVITY
 # A path's corners are rounded over this fraction of a step (the sigma of a Gaussian over arc
-# length, of its tangent's direction): a corner is turned over about a step, as a walker does.
+# length, of its tangent's direction): a right angle is turned over about two steps, the hips
+# passing 10 cm inside it at a walk (a quarter of a step: 5 cm, and a pop in the hips and feet).
 ROUNDING = 0.5
 # Meters between the samples a path is resampled at (a chord 5 cm long strays 0.2 mm from a
 # circle of 1.5 m).
