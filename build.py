@@ -206,6 +206,7 @@ def cmd_test(args: argparse.Namespace) -> int:
         stage("ruff", [py, "-m", "ruff", "check", "."])
         # Two runs: each test suite has its own conftest.py, which one mypy run sees as one module twice.
         core_side = [p for p in ("core", "tests/core", "tests/conftest.py", "tests/fixtures.py",
+                                 "tests/settings_snapshot.py",
                                  "tests/variants.py", "bench", "samples", "build.py")
                      if (ROOT / p).exists() and _has_python(ROOT / p)]
         stage("mypy (core)", [py, "-m", "mypy", *core_side])
