@@ -129,7 +129,7 @@ def inside_blender() -> int:
     stride.compat.assign(obj, action)
     # The same pose values, keyed one by one as a script without Stride would.
     pose = stride.core.armature.local_to_pose(
-        stride.bridge._rest(obj, clip.names)[0], clip.rotations, stride.core.armature.axis_conversion())
+        stride.bridge.rest_pose(obj, clip.names)[0], clip.rotations, stride.core.armature.axis_conversion())
     loose, _ = stride.compat.new_action("bench keyframe_insert", obj)
     stride.compat.assign(obj, loose)
     bones = [obj.pose.bones[n] for n in clip.names]
