@@ -52,11 +52,11 @@ from .space import (
 from .writing import clip_layout, clip_to_action, progress_after
 
 __all__ = [
-    "EVENTS_KEY", "FOOT_LABELS", "SETTINGS_KEY", "SOURCES", "BridgeError", "BridgeWarning", "Space", "Timing",
-    "action_skeleton", "action_timing", "action_to_clip", "check_bones", "check_rest", "check_skeleton",
-    "chosen_feet", "clip_layout", "clip_to_action", "current_scene", "evaluated_bones", "evaluated_clip",
-    "import_settings", "nla_items", "nla_tracks", "no_keys", "progress_after", "property_curve",
-    "property_path", "quoted_name", "rate_note", "read_action", "read_notes", "read_source", "remember_feet",
-    "resolve_action", "rest_pose", "rig_driven", "scene_fps", "source_clip", "space", "with_feet",
-    "world_matrix",
+    "EVENTS_KEY", "FOOT_LABELS", "SETTINGS_KEY", "SOURCES", "BridgeError", "BridgeWarning", "Space",
+    "Timing", "action_skeleton", "action_timing", "action_to_clip", "check_bones", "check_rest",
+    "check_skeleton", "chosen_feet", "clip_layout", "clip_to_action", "current_scene", "evaluated_bones",
+    "evaluated_clip", "import_settings", "nla_items", "nla_tracks", "no_keys", "progress_after",
+    "property_curve", "property_path", "quoted_name", "rate_note", "read_action", "read_notes",
+    "read_source", "remember_feet", "resolve_action", "rest_pose", "rig_driven", "scene_fps", "source_clip",
+    "space", "with_feet", "world_matrix",
 ]

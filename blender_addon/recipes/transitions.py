@@ -1,0 +1,127 @@
+"""A transition between two clips as Bake Transition (and `stride transition`) asks for it: the times
+checked against the takes, the method and mask as the core takes them, the two skeletons compared;
+and the target time that best continues the source."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ..core import blend, skeleton, transition
+from ..core.clip import Clip
+from ..errors import BridgeWarning, JobError
+from ..options import METHODS, TransitionOptions, label_of
+
+TRANSITION_METHODS = tuple(METHODS)
+
+# How the options are named to the user, in the panel's words; the CLI passes its flags instead.
+OPERATOR_LABELS = {**{name: label_of(TransitionOptions, name)
+                      for name in ("source_time", "target_time", "target_end", "method", "mask")},
+                   "time_hint": " (the clock button uses the current frame)",
+                   "allow_mismatch": label_of(TransitionOptions, "allow_mismatch")}
+
+
+def check_lengths(a: Clip, b: Clip, allow: bool, label: str = "Allow Mismatch") -> None:
+    """Refuse (JobError) two clips of one joint tree whose bone lengths differ, naming the bone, as
+    `import --single-armature` refuses such files; with `allow`, a BridgeWarning says so instead."""
+
+    a.check_compatible(b)
+    k = skeleton.length_mismatch(skeleton.bone_lengths(a.parents, a.offsets),
+                                 skeleton.bone_lengths(b.parents, b.offsets))
+    if k is None:
+        return
+    la, lb = (float(np.linalg.norm(c.offsets[k])) for c in (a, b))
+    what = f"bone {a.names[k]!r} is {la:.4g} long in {a.name!r} and {lb:.4g} in {b.name!r}"
+    if allow:
+        warnings.warn(f"{what}: combined anyway ({label})", BridgeWarning, stacklevel=2)
+        return
+    raise JobError(f"{what}: another skeleton, whose motion would not fit this one. Use takes of one "
+                   f"skeleton, or combine them anyway ({label})")
+
+
+def core_method(method: str, label: str = "Method") -> str:
+    """The core's `transition.METHODS` key for a method as the user names it (DEAD, ...)."""
+    key = METHODS.get(method.upper())
+    if key is None:
+        raise JobError(f"{label} must be one of {', '.join(TRANSITION_METHODS)}, not {method!r}")
+    return key
+
+
+def joint_mask(clip: Clip, mask: str, label: str = "Mask") -> np.ndarray | None:
+    """Per-joint weights from a preset name (LOWER_BODY, UPPER_BODY, FINGERS) or joint names
+    separated by commas (each with its descendants); None for an empty string."""
+
+    text = mask.strip()
+    if not text:
+        return None
+    if text.upper() in blend.PRESETS:
+        return blend.mask(clip, preset=text.upper())
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    missing = [n for n in names if n not in clip.names]
+    if missing:
+        documented = [p for p in blend.PRESETS if p != "ALL"]  # ALL is the empty mask
+        raise JobError(f"{label}: no joint named {missing[0]!r}; use a preset "
+                       f"({', '.join(documented)}) or joint names separated by commas")
+    return blend.mask(clip, include=names)
+
+
+def transition_clip(src: Clip, dst: Clip, *, options: TransitionOptions,
+                    labels: dict[str, str] = OPERATOR_LABELS) -> Clip:
+    """The core transition the options ask for; `labels`: the options' names in errors."""
+
+    for key, seconds, clip in (("source_time", options.source_time, src),
+                               ("target_time", options.target_time, dst)):
+        if not 0.0 <= seconds <= clip.duration + 0.5 / clip.fps:
+            raise JobError(f"{labels[key]} {seconds:g} s is outside {clip.name!r}, which lasts "
+                           f"{clip.duration:.2f} s: pick a time inside it{labels.get('time_hint', '')}")
+    end = options.target_end
+    if end and not options.target_time < end <= dst.duration + 0.5 / dst.fps:
+        raise JobError(f"{labels['target_end']} {end:g} s must come after {labels['target_time']} "
+                       f"({options.target_time:g} s) and inside {dst.name!r}, which lasts "
+                       f"{dst.duration:.2f} s (0: to its end)")
+    method = core_method(options.method, labels["method"])
+    check_lengths(src, dst, options.allow_mismatch, labels.get("allow_mismatch", "Allow Mismatch"))
+    extra: dict[str, Any] = {"mask": joint_mask(src, options.mask, labels["mask"]),
+                             "lock_feet": options.lock_feet}
+    if method == "dead":
+        extra["halflife"] = "auto" if options.halflife_mode == "AUTO" else options.halflife
+    out = transition.METHODS[method](src, dst, options.source_time, options.target_time,
+                                     options.blend_time, **extra)
+    if not end:
+        return out
+    # The output is src's frames to the switch, then dst's from Target Time, both at src's rate
+    # (frames rounded as the core rounds them): cut it where dst reaches Target End.
+    fps = src.fps
+    return out[:round(options.source_time * fps) + round(end * fps) - round(options.target_time * fps) + 1]
+
+
+# A take going into itself: the target is looked for this far from the source time at least (the
+# frames next to it continue it trivially), after it, else before it.
+ITSELF_APART = 0.5  # seconds
+
+
+def best_target_time(src: Clip, dst: Clip, source_time: float, label: str = "Source Time",
+                     itself: bool = False) -> float:
+    """transition.best_target_time, with the source time checked and named as the user sees it.
+    `itself`: dst is src (a take into another time of itself): the times within ITSELF_APART of
+    the source time are left out; the later part of the take is searched, the earlier where the
+    later is too short."""
+
+    if not 0.0 <= source_time <= src.duration + 0.5 / src.fps:
+        raise JobError(f"{label} {source_time:g} s is outside {src.name!r}, which lasts "
+                       f"{src.duration:.2f} s")
+    src.check_compatible(dst)
+    search = None
+    if itself:
+        later, earlier = source_time + ITSELF_APART, source_time - ITSELF_APART
+        start = dst.motion_start / dst.fps
+        if later + 2.0 / dst.fps <= dst.duration:
+            search = (later, dst.duration)
+        elif earlier - 2.0 / dst.fps >= start:
+            search = (start, earlier)
+        else:
+            raise JobError(f"{dst.name!r} lasts {dst.duration:.2f} s: too short to go into another time of "
+                           f"itself, {ITSELF_APART:g} s or more from {label} ({source_time:g} s)")
+    return float(transition.best_target_time(src, source_time, dst, search=search))
