@@ -67,25 +67,11 @@ def _run(args: argparse.Namespace) -> int:
     """The subcommand, with its exit code."""
     if getattr(args, "blend_file", None):
         bpy.ops.wm.open_mainfile(filepath=args.blend_file)
-    if args.command == "import":
-        return _import(args)
-    if args.command == "events":
-        return _events(args)
-    if args.command == "export-dataset":
-        return _export_dataset(args)
-    if args.command == "transition":
-        return _transition(args)
-    if args.command == "sync-blend":
-        return _sync_blend(args)
-    if args.command == "sequence":
-        return _sequence(args)
-    if args.command == "lock-feet":
-        return _lock_feet(args)
-    if args.command == "inspect":
-        return _inspect(args)
-    if args.command == "nla":
-        return _nla(args)
-    obj = jobs.find_armature(args.armature)  # export
+    return COMMANDS[args.command](args)
+
+
+def _export(args: argparse.Namespace) -> int:
+    obj = jobs.find_armature(args.armature)
     clip = jobs.export_bvh(obj, args.out, options=options_from(ExportOptions, args))
     print(f"stride: wrote {args.out}: {clip.n_joints} joints, {clip.n_frames} frames at {clip.fps:g} fps")
     return 0
@@ -146,15 +132,14 @@ def _lock_feet(args: argparse.Namespace) -> int:
         bpy.ops.wm.open_mainfile(filepath=str(source))
         obj = jobs.find_armature(args.armature)
         _choose_feet(args, obj)
-        act, clip, notes = jobs.lock_feet_action(obj, options=options, lower_pelvis="--lower-pelvis",
-                                                 face=CLI)
+        act, clip, notes = jobs.lock_feet_action(obj, options=options, face=CLI)
         for note in notes[1:]:
             print(f"stride lock-feet: warning: {note}", file=sys.stderr)
         _save_baked(clip, args.out)
         print(f"stride: {act.name!r}: {clip.n_frames} frames ({notes[0]}); wrote {args.out}")
         return 0
     clip = _with_feet(args, bvh.load(source))
-    out, notes = jobs.lock_feet_clip(clip, options=options, lower_pelvis="--lower-pelvis", face=CLI)
+    out, notes = jobs.lock_feet_clip(clip, options=options, face=CLI)
     for note in notes[1:]:
         print(f"stride lock-feet: warning: {note}", file=sys.stderr)
     _write_clip(out, source, args.out, f"{clip.name} (feet locked)")
@@ -163,7 +148,7 @@ def _lock_feet(args: argparse.Namespace) -> int:
 
 def _nla(args: argparse.Namespace) -> int:
     obj = jobs.find_armature(args.armature)
-    options = options_from(NlaBakeOptions, args, method=args.method.upper())
+    options = options_from(NlaBakeOptions, args)
     action, clip = jobs.bake_nla_track(obj, options=options)
     _save_baked(clip, args.out)
     print(f"stride: baked {action.name!r}: {clip.n_frames} frames; wrote {args.out}")
@@ -267,24 +252,16 @@ def _write_clip(clip: Clip, source: Path, out: str, name: str) -> None:
     print(f"stride: wrote {out}: {clip.n_frames} frames at {clip.fps:g} fps")
 
 
-# The transition options as the CLI names them, for its errors.
-TRANSITION_LABELS = {"source_time": "--at", "target_time": "--dst-at", "target_end": "--dst-end",
-                     "method": "--method", "mask": "--mask", "allow_mismatch": "--allow-mismatch"}
-SYNC_LABELS = {"frames_a": "--frames-a", "frames_b": "--frames-b", "mode": "--mode", "mask": "--mask",
-               "cycle_hint": "Give its cycle's frames (--frames-a, --frames-b)",
-               "allow_mismatch": "--allow-mismatch"}
-
-
 def _transition(args: argparse.Namespace) -> int:
     src, dst = _with_feet(args, bvh.load(args.a)), _with_feet(args, bvh.load(args.b))
     halflife = {} if args.halflife is None else {"halflife_mode": "FIXED", "halflife": args.halflife}
-    options = options_from(TransitionOptions, args, method=args.method.upper(), **halflife)
+    options = options_from(TransitionOptions, args, **halflife)
     if args.target_time is None:  # --dst-at auto
-        found = jobs.best_target_time(src, dst, options.source_time, TRANSITION_LABELS["source_time"],
+        found = jobs.best_target_time(src, dst, options.source_time, face=CLI,
                                       itself=Path(args.a).resolve() == Path(args.b).resolve())
         options = dataclasses.replace(options, target_time=found)
         print(f"stride: --dst-at auto: {found:.3f} s")
-    clip = jobs.transition_clip(src, dst, options=options, labels=TRANSITION_LABELS)
+    clip = jobs.transition_clip(src, dst, options=options, face=CLI)
     _write_clip(clip, Path(args.a), args.out, f"{src.name} > {dst.name} ({args.method})")
     return 0
 
@@ -292,7 +269,7 @@ def _transition(args: argparse.Namespace) -> int:
 def _sequence(args: argparse.Namespace) -> int:
     from .core import transition
 
-    method = jobs.core_method(args.method, "--method")
+    method = jobs.core_method(args.method, CLI)
     spans = []
     for item in args.items:
         # The spans first: a missing '@' must not read as a file named '' (the current folder).
@@ -307,7 +284,7 @@ def _sequence(args: argparse.Namespace) -> int:
             raise jobs.JobError(f"{item!r}: expected FILE@START:END in seconds, e.g. walk.bvh@0:2.5")
     items = [(_with_feet(args, bvh.load(path)), start, end) for path, start, end in spans]
     for (a, _, _), (b, _, _) in itertools.pairwise(items):
-        jobs.check_lengths(a, b, args.allow_mismatch, "--allow-mismatch")
+        jobs.check_lengths(a, b, args.allow_mismatch, CLI)
     clip = transition.sequence(items, args.blend_time, method, lock_feet=args.lock_feet)
     _write_clip(clip, Path(args.items[0].rpartition("@")[0]), args.out, f"sequence ({args.method})")
     return 0
@@ -348,14 +325,14 @@ def _sync_blend(args: argparse.Namespace) -> int:
         weight = {"weight_mode": "CURVE"}
     else:
         weight = {"weight_mode": "CONSTANT", "weight": args.weight}
-    options = options_from(SyncOptions, args, mode=args.mode.upper(), **unit, **weight)
+    options = options_from(SyncOptions, args, **unit, **weight)
     to_blend = source.suffix.lower() == ".blend" and not args.out.lower().endswith(".bvh")
     rate = None
     if to_blend:  # keyed at the scene's whole frames, as the operator keys it
         bpy.ops.wm.open_mainfile(filepath=str(source))
         rate = bridge.scene_fps(bridge.current_scene())
     clip, used = jobs.sync_clip(a, b, options=options, timing_a=timing_a, timing_b=timing_b, curve=curve,
-                                labels=SYNC_LABELS, rate=rate)
+                                face=CLI, rate=rate)
     if args.speed is not None:
         print(f"stride: weight {used:.4f} travels at {args.speed:g} m/s")
     name = f"{a.name} + {b.name} sync ({args.mode})"
@@ -372,3 +349,9 @@ def _sync_blend(args: argparse.Namespace) -> int:
     else:
         _write_clip(clip, source, args.out, name)
     return 0
+
+
+# What each subcommand runs (arguments.build_parser declares its flags).
+COMMANDS = {"import": _import, "events": _events, "export-dataset": _export_dataset,
+            "transition": _transition, "sync-blend": _sync_blend, "sequence": _sequence,
+            "lock-feet": _lock_feet, "inspect": _inspect, "nla": _nla, "export": _export}

@@ -22,7 +22,6 @@ from ..recipes.events import feet_note, find_footsteps, foot_speed, lock_feet_cl
 from ..recipes.previews import CyclePreview, FootstepPreview, SyncPreview
 from ..recipes.sync import (
     CYCLES_NEED_ONE_WEIGHT,
-    SYNC_LABELS,
     bake_frames,
     cycle_of,
     loops,
@@ -32,7 +31,6 @@ from ..recipes.sync import (
 )
 from ..recipes.transitions import (
     ITSELF_APART,
-    OPERATOR_LABELS,
     TRANSITION_METHODS,
     best_target_time,
     check_lengths,
@@ -66,15 +64,14 @@ from .transitions import bake_nla_track, bake_transition, find_target_time, nla_
 
 __all__ = [
     "ACTION", "ARMATURE", "BAKED_FROM", "CURVE_GROUP", "CYCLES_NEED_ONE_WEIGHT", "DEFAULT_RAMP",
-    "ITSELF_APART", "LOWER_PELVIS_HINT", "NLA_TRACK", "NO_CORE_WORDS", "OPERATOR_LABELS", "PLAYS_ON",
-    "SYNC_LABELS", "TRANSITION_METHODS", "TWO_ACTIONS", "USER_ERRORS", "WEIGHT_PROPERTY", "WRITTEN_CURVES",
-    "CyclePreview", "FootstepPreview", "JobError", "SyncPreview", "action_key", "add_cycles_modifiers",
-    "bake_frames", "bake_nla_track", "bake_sync_blend", "bake_transition", "best_target_time",
-    "check_lengths", "contact_masks", "core_method", "core_warnings", "cycle_of", "default_ramp",
-    "detect_events_from_curves", "detect_footsteps", "ensure_weight_curve", "export_bvh", "feet_note",
-    "find_armature", "find_footsteps", "find_target_time", "foot_speed", "forget_previews", "import_files",
-    "in_user_words", "joint_mask", "key_weight_curve", "lock_feet_action", "lock_feet_clip", "loops",
-    "nla_actions", "played_cycles", "preview_footsteps", "preview_sync", "resolve_source", "save_blend",
-    "sync_clip", "sync_weight", "transition_clip", "transition_pieces", "unmet", "write_event_curves",
-    "write_result",
+    "ITSELF_APART", "LOWER_PELVIS_HINT", "NLA_TRACK", "NO_CORE_WORDS", "PLAYS_ON", "TRANSITION_METHODS",
+    "TWO_ACTIONS", "USER_ERRORS", "WEIGHT_PROPERTY", "WRITTEN_CURVES", "CyclePreview", "FootstepPreview",
+    "JobError", "SyncPreview", "action_key", "add_cycles_modifiers", "bake_frames", "bake_nla_track",
+    "bake_sync_blend", "bake_transition", "best_target_time", "check_lengths", "contact_masks",
+    "core_method", "core_warnings", "cycle_of", "default_ramp", "detect_events_from_curves",
+    "detect_footsteps", "ensure_weight_curve", "export_bvh", "feet_note", "find_armature", "find_footsteps",
+    "find_target_time", "foot_speed", "forget_previews", "import_files", "in_user_words", "joint_mask",
+    "key_weight_curve", "lock_feet_action", "lock_feet_clip", "loops", "nla_actions", "played_cycles",
+    "preview_footsteps", "preview_sync", "resolve_source", "save_blend", "sync_clip", "sync_weight",
+    "transition_clip", "transition_pieces", "unmet", "write_event_curves", "write_result",
 ]

@@ -16,7 +16,7 @@ from ..core.clip import Clip
 from ..errors import JobError
 from ..markers import replace_track
 from ..markers import tracks as marker_tracks
-from ..options import DecodeOptions, EventOptions, FootstepOptions, LockFeetOptions, label_of
+from ..options import DecodeOptions, EventOptions, FootstepOptions, LockFeetOptions
 from ..recipes.events import feet_note, find_footsteps, foot_speed, lock_feet_clip
 from ..timing import Timing
 from ..wording import UI, Face
@@ -38,7 +38,6 @@ def detect_footsteps(obj: Any, *, options: FootstepOptions) -> tuple[Any, dict[s
     """FootDown_L / FootDown_R pose markers on the action, exact times kept: (action, counts, what
     the feet are: their names and what decided them, and any doubt the body map or the contacts
     have). Foot Speed 0: Auto."""
-
     act, _, clip, timing = _armature_action(obj, options.action, options.source)
     steps, doubts = find_footsteps(clip, act.name, foot_speed(options.speed_mps),
                                    bridge.rate_note(obj, act, clip), lifts=options.lifts)
@@ -65,16 +64,14 @@ def contact_masks(act: Any, slot: Any, timing: Timing, clip: Clip) -> dict[str, 
 
 
 def lock_feet_action(obj: Any, *, options: LockFeetOptions, progress: Callable[[float], None] | None = None,
-                     lower_pelvis: str = label_of(LockFeetOptions, "lower_pelvis"), face: Face = UI
-                     ) -> tuple[Any, Clip, list[str]]:
+                     face: Face = UI) -> tuple[Any, Clip, list[str]]:
     """A new action with the planted feet of the action (the active one by default) held where they
     land: (action, clip, notes). Contacts come from the action's `stride_contact_L/R` curves when
     it has them (Write Event Curves; edit them to say where a foot is planted), else they are
-    detected (Foot Speed 0: Auto). `lower_pelvis`, `face`: as for lock_feet_clip."""
-
+    detected (Foot Speed 0: Auto). `face`: as for lock_feet_clip."""
     act, slot, clip, timing = _armature_action(obj, options.action, options.source)
     out, notes = lock_feet_clip(clip, options=options, masks=contact_masks(act, slot, timing, clip),
-                                lower_pelvis=lower_pelvis, face=face)
+                                face=face)
     result = write_result(obj, out, f"{act.name} (feet locked)", timing, source=act, progress=progress,
                           pieces=[carry.Piece(act, slot)])
     return result, out, notes
@@ -88,7 +85,6 @@ def write_event_curves(obj: Any, *, options: EventOptions) -> tuple[Any, list[st
     action's own slot: (action, property names written). Replaces only Stride's own curves: the
     ones it wrote before and the ones it writes now. Foot Speed: contacts' and footsteps', as for
     detect_footsteps."""
-
     tracks, window, sigma = options.tracks, options.window, options.sigma
     speed_mps = foot_speed(options.speed_mps)
     act, slot, clip, timing = _armature_action(obj, options.action, options.source)
@@ -144,7 +140,6 @@ def write_event_curves(obj: Any, *, options: EventOptions) -> tuple[Any, list[st
 
 def detect_events_from_curves(obj: Any, *, options: DecodeOptions) -> tuple[Any, dict[str, int]]:
     """Decode (sin, cos) curves `["<prefix><track>"]` back into markers and exact times."""
-
     prefix, window = options.prefix, options.window
     act, slot = bridge.resolve_action(obj, options.action or None)
     timing = bridge.action_timing(obj, act)

@@ -44,7 +44,6 @@ def import_files(context: Any, paths: Sequence[str | Path], *, options: ImportOp
     A bad file is reported and skipped; the rest still import. With `single_armature`, every file
     after the first becomes another action on the first file's armature (skeletons must match).
     """
-
     done: list[tuple[Any, Any]] = []
     failed: list[str] = []
     files = importer.bvh_files(paths)

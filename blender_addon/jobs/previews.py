@@ -21,7 +21,7 @@ from ..recipes.previews import (
     cycle_preview,
     footstep_preview,
 )
-from ..recipes.sync import SYNC_LABELS, loops
+from ..recipes.sync import loops
 from .scene import resolve_source
 
 # The sidebar shows what a bake will find before it runs. Panels redraw on every mouse move over
@@ -84,16 +84,15 @@ def preview_footsteps(obj: Any, *, options: FootstepOptions) -> FootstepPreview:
 
 
 def _cycle_preview(obj: Any, action: Any, frames: tuple[int, int], straighten: bool,
-                   label: str, source: str = "AUTO") -> tuple[Clip, CyclePreview]:
+                   which: str, source: str = "AUTO") -> tuple[Clip, CyclePreview]:
     """(cycle, preview) of an action as sync_clip cuts it (the same call), kept between redraws."""
-
     used, why = bridge.read_source(obj, action, source)
     if used == "EVALUATED":  # a panel's draw cannot play frames
         raise JobError(f"{action.name!r}: {why}: no preview of what the rig plays; Bake Sync Blend reads it")
 
     def compute() -> tuple[Clip, CyclePreview]:
         clip, timing = bridge.read_action(obj, action, source=used)
-        return cycle_preview(clip, timing, action.name, frames, straighten, label)
+        return cycle_preview(clip, timing, action.name, frames, straighten, which)
 
     key = ("cycle", action_key(obj, action), tuple(frames), straighten)
     return _kept(key, compute)
@@ -106,12 +105,12 @@ def preview_sync(obj: Any, *, options: SyncOptions) -> SyncPreview:
     try:
         closed = loops(options)
         act_a = resolve_source(obj, options.action_a)
-        a, cycles[0] = _cycle_preview(obj, act_a, options.frames_a, closed, SYNC_LABELS["frames_a"],
+        a, cycles[0] = _cycle_preview(obj, act_a, options.frames_a, closed, "frames_a",
                                       options.source)
         if not options.action_b:
             raise JobError("choose action B to blend with")
         act_b, _ = bridge.resolve_action(obj, options.action_b)
-        b, cycles[1] = _cycle_preview(obj, act_b, options.frames_b, closed, SYNC_LABELS["frames_b"],
+        b, cycles[1] = _cycle_preview(obj, act_b, options.frames_b, closed, "frames_b",
                                       options.source)
         a.check_compatible(b)
         key = ("sync", action_key(obj, act_a), action_key(obj, act_b), closed, tuple(options.frames_a),

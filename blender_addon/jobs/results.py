@@ -33,7 +33,6 @@ def write_result(obj: Any, clip: Clip, name: str, timing: Timing, source: Any = 
     Where constraints or drivers override bones the result moves, or its joints hang under other
     parents than the rig's bones (an evaluated read), it plays on a copy of the rig
     (showing.py), named in a ShowWarning."""
-
     # A copy only where bones the result moves are overridden; on it, every bone it keys plays its keys.
     found = showing.overrides(obj, showing.moving_joints(clip))
     # And where the result's joints hang differently from the rig's bones (an evaluated read of a

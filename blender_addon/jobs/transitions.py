@@ -44,7 +44,6 @@ def transition_pieces(src_action: Any, dst_action: Any, obj: Any, out: Clip, tim
     the switch, exact; the target's from the next frame on (the next key, where keys come closer), by
     the time mapping Stride uses for it
     (target time t plays at switch + t - Target Time), to the result's end."""
-
     fps = out.fps
     i_s, i_d = round(options.source_time * fps), round(options.target_time * fps)
     switch = float(timing.frame(i_s / fps))
@@ -80,7 +79,6 @@ def bake_nla_track(obj: Any, *, options: NlaBakeOptions,
                    progress: Callable[[float], None] | None = None) -> tuple[Any, Clip]:
     """One new action from what the NLA plays on the chosen tracks (bridge.nla_items), with
     transitions where one strip takes over from another."""
-
     method = core_method(options.method)
     items, blends, start, track_name = bridge.nla_items(obj, options.track, options.blend_time,
                                                         options.allow_mismatch, source=options.source)

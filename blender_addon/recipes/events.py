@@ -10,7 +10,7 @@ import numpy as np
 from ..core import contacts, footlock
 from ..core.clip import Clip
 from ..errors import LOWER_PELVIS_HINT, JobError, in_user_words
-from ..options import LockFeetOptions, label_of
+from ..options import LockFeetOptions
 from ..wording import UI, Face
 
 
@@ -24,7 +24,6 @@ def find_footsteps(clip: Clip, name: str, speed: float | None, rate: str = "", *
     """({'FootDown_L': seconds, 'FootDown_R': ...}, the contacts' doubts) of action `name`'s clip;
     JobError, saying what to try, when there are none. `speed`: Foot Speed, None for Auto; `rate`:
     what differs between the action's rate and the scene's (bridge.rate_note), the likelier cause."""
-
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", contacts.ContactWarning)
         steps = contacts.footsteps(clip, speed_mps=speed, lifts=lifts)
@@ -47,12 +46,10 @@ def find_footsteps(clip: Clip, name: str, speed: float | None, rate: str = "", *
 
 
 def lock_feet_clip(clip: Clip, *, options: LockFeetOptions, masks: dict[str, np.ndarray] | None = None,
-                   lower_pelvis: str = label_of(LockFeetOptions, "lower_pelvis"),
                    face: Face = UI) -> tuple[Clip, list[str]]:
     """`clip` with its planted feet held: (clip, notes: where the contacts came from, then any doubt
-    about them or the lock, in `face`'s words). `masks`: the contacts, else detected. `lower_pelvis`:
-    that option's name, as the user knows it (the CLI's flag), for the notes."""
-
+    about them or the lock, in `face`'s words: Lower Pelvis named as its user calls it). `masks`:
+    the contacts, else detected."""
     notes = ["contacts from the action's stride_contact curves" if masks is not None else "contacts detected"]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -60,7 +57,7 @@ def lock_feet_clip(clip: Clip, *, options: LockFeetOptions, masks: dict[str, np.
             masks = contacts.contacts(clip, speed_mps=foot_speed(options.speed_mps))
         out = footlock.lock_feet(clip, contacts=masks, blend_time=options.blend_time,
                                  lower_pelvis=options.lower_pelvis)
-    words = {LOWER_PELVIS_HINT: f". {lower_pelvis} lowers the pelvis instead"}
+    words = {LOWER_PELVIS_HINT: f". {face.called(LockFeetOptions, 'lower_pelvis')} lowers the pelvis instead"}
     notes += [in_user_words(str(w.message), words, face) for w in caught
               if issubclass(w.category, (footlock.FootLockWarning, contacts.ContactWarning))]
     return out, notes

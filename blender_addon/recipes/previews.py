@@ -65,11 +65,12 @@ def footstep_preview(clip: Clip, name: str, speed: float | None) -> FootstepPrev
 
 
 def cycle_preview(clip: Clip, timing: Timing, name: str, frames: tuple[int, int], straighten: bool,
-                  label: str) -> tuple[Clip, CyclePreview]:
-    """(cycle, preview) of action `name`'s clip as sync_clip cuts it (the same call)."""
+                  which: str) -> tuple[Clip, CyclePreview]:
+    """(cycle, preview) of action `name`'s clip as sync_clip cuts it (the same call); `which`:
+    frames_a or frames_b."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # the operator reports them
-        cycle = cycle_of(clip, timing, frames, straighten, label)
+        cycle = cycle_of(clip, timing, frames, straighten, which)
         marks = {k: v for k, v in clip.events.items() if k.startswith("FootDown_")}
         steps = marks or contacts.footsteps(clip)
     counts = {k: len(v) for k, v in sorted(steps.items())}

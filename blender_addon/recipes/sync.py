@@ -13,23 +13,28 @@ from ..core.clip import Clip
 from ..errors import JobError
 from ..options import SYNC_MODES, SyncOptions
 from ..timing import Timing
+from ..wording import UI, Face
 from .transitions import check_lengths, joint_mask
-
-SYNC_LABELS = {"frames_a": "A Frames", "frames_b": "B Frames", "mode": "Cycle Length", "mask": "Mask",
-               "duration": "Duration",
-               "cycle_hint": "Run Detect Footsteps on it, or give its cycle's frames (A Frames, B Frames)",
-               "allow_mismatch": "Allow Mismatch"}
-
 
 CYCLES_NEED_ONE_WEIGHT = ("a duration in cycles needs one weight: use a Constant or Speed weight, or "
                           "give the duration in seconds")
 
 
-def cycle_of(clip: Clip, timing: Timing, frames: tuple[int, int], straighten: bool = False,
-             label: str = "A Frames", hint: str = SYNC_LABELS["cycle_hint"]) -> Clip:
-    """One clean loop of a clip: between its footsteps, or the frames given (in `timing`'s frames);
-    `straighten`: without the cycle's turn (see sync.loop_cycle)."""
+def cycle_hint(face: Face = UI) -> str:
+    """What to do about a take whose cycle is not found, for the user of `face`: in Blender, Detect
+    Footsteps marks the steps a cycle is cut between."""
+    frames = f"({face.called(SyncOptions, 'frames_a')}, {face.called(SyncOptions, 'frames_b')})"
+    if face.by == "label":
+        return f"Run Detect Footsteps on it, or give its cycle's frames {frames}"
+    return f"Give its cycle's frames {frames}"
 
+
+def cycle_of(clip: Clip, timing: Timing, frames: tuple[int, int], straighten: bool = False,
+             which: str = "frames_a", face: Face = UI) -> Clip:
+    """One clean loop of a clip: between its footsteps, or the frames given (in `timing`'s frames);
+    `straighten`: without the cycle's turn (see sync.loop_cycle). `which`: the option the frames
+    are (frames_a, frames_b), named in errors as the user of `face` calls it."""
+    label = face.called(SyncOptions, which)
     span: tuple[int, int] | None = None
     if tuple(frames) != (0, 0):
         first, last = (round(float(timing.seconds(f)) * clip.fps) for f in frames)
@@ -40,7 +45,7 @@ def cycle_of(clip: Clip, timing: Timing, frames: tuple[int, int], straighten: bo
     try:
         return sync.loop_cycle(clip, span, straighten=straighten)
     except ValueError as exc:
-        raise JobError(f"{clip.name!r}: {exc}. {hint}") from None
+        raise JobError(f"{clip.name!r}: {exc}. {cycle_hint(face)}") from None
 
 
 def loops(options: SyncOptions) -> bool:
@@ -52,14 +57,15 @@ def loops(options: SyncOptions) -> bool:
 
 def sync_clip(a: Clip, b: Clip, *, options: SyncOptions, timing_a: Timing,
               timing_b: Timing, curve: tuple[np.ndarray, np.ndarray] | None = None,
-              labels: dict[str, str] = SYNC_LABELS, rate: float | None = None) -> tuple[Clip, float | None]:
+              face: Face = UI, rate: float | None = None) -> tuple[Clip, float | None]:
     """The synchronized blend the options ask for, from two clips (whole takes): (clip, weight used
     when it is one). `curve`: (seconds, weights) for a CURVE weight. `timing_*`: the frames that
     A Frames and B Frames count in. `rate`: the frames per second the result is keyed at (a
-    scene's; None: a's, for a file); a clip's frame k is then key k, whole frames apart."""
-
+    scene's; None: a's, for a file); a clip's frame k is then key k, whole frames apart. `face`:
+    whose words the errors are in (the sidebar's labels, or the CLI's flags)."""
     if options.mode.upper() not in SYNC_MODES:
-        raise JobError(f"{labels['mode']} must be one of {', '.join(SYNC_MODES)}, not {options.mode!r}")
+        raise JobError(f"{face.called(SyncOptions, 'mode')} must be one of {', '.join(SYNC_MODES)}, "
+                       f"not {options.mode!r}")
     if options.duration_unit == "CYCLES" and options.weight_mode == "CURVE":
         raise JobError(CYCLES_NEED_ONE_WEIGHT)
     # One loop: whole blended cycles at one weight, from straightened cycles so that the heading
@@ -69,10 +75,9 @@ def sync_clip(a: Clip, b: Clip, *, options: SyncOptions, timing_a: Timing,
     # faster or slower by at most half a frame over the cycles); Blender's Cycles modifier then
     # repeats a loop seamlessly, and a loop and the same cycles baked without Cyclic match.
     closed = loops(options)
-    hint = labels["cycle_hint"]
-    check_lengths(a, b, options.allow_mismatch, labels.get("allow_mismatch", "Allow Mismatch"))
-    a = cycle_of(a, timing_a, options.frames_a, closed, labels["frames_a"], hint)
-    b = cycle_of(b, timing_b, options.frames_b, closed, labels["frames_b"], hint)
+    check_lengths(a, b, options.allow_mismatch, face)
+    a = cycle_of(a, timing_a, options.frames_a, closed, "frames_a", face)
+    b = cycle_of(b, timing_b, options.frames_b, closed, "frames_b", face)
     a.check_compatible(b)
     core_mode = options.mode.lower()
     used = sync_weight(a, b, options)
@@ -88,7 +93,7 @@ def sync_clip(a: Clip, b: Clip, *, options: SyncOptions, timing_a: Timing,
         duration = duration * sync.cycle_length(a, b, used, core_mode)
         fps = max(1, round(duration * fps)) / duration
     out = sync.sync_blend(a, b, w, duration, mode=core_mode, fps=fps,
-                          mask=joint_mask(a, options.mask, labels["mask"]), lock_feet=options.lock_feet)
+                          mask=joint_mask(a, options.mask, face), lock_feet=options.lock_feet)
     if rate is not None and fps != rate:
         # Frame k of the grid is played at whole frame k of `rate`: its events go with it.
         scale = fps / rate
@@ -99,7 +104,6 @@ def sync_clip(a: Clip, b: Clip, *, options: SyncOptions, timing_a: Timing,
 def sync_weight(a: Clip, b: Clip, options: SyncOptions) -> float | None:
     """The one weight of a blend of cycles a and b: Weight, or the weight that travels at Speed;
     None for a Curve weight."""
-
     if options.weight_mode == "CURVE":
         return None
     if options.weight_mode != "SPEED":

@@ -12,21 +12,17 @@ import numpy as np
 from ..core import blend, skeleton, transition
 from ..core.clip import Clip
 from ..errors import BridgeWarning, JobError
-from ..options import METHODS, TransitionOptions, label_of
+from ..options import METHODS, TransitionOptions
+from ..wording import UI, Face
 
 TRANSITION_METHODS = tuple(METHODS)
 
-# How the options are named to the user, in the panel's words; the CLI passes its flags instead.
-OPERATOR_LABELS = {**{name: label_of(TransitionOptions, name)
-                      for name in ("source_time", "target_time", "target_end", "method", "mask")},
-                   "time_hint": " (the clock button uses the current frame)",
-                   "allow_mismatch": label_of(TransitionOptions, "allow_mismatch")}
 
-
-def check_lengths(a: Clip, b: Clip, allow: bool, label: str = "Allow Mismatch") -> None:
+def check_lengths(a: Clip, b: Clip, allow: bool, face: Face = UI) -> None:
     """Refuse (JobError) two clips of one joint tree whose bone lengths differ, naming the bone, as
-    `import --single-armature` refuses such files; with `allow`, a BridgeWarning says so instead."""
-
+    `import --single-armature` refuses such files; with `allow`, a BridgeWarning says so instead.
+    `face`: whose words (Allow Mismatch, or --allow-mismatch)."""
+    label = face.called(TransitionOptions, "allow_mismatch")
     a.check_compatible(b)
     k = skeleton.length_mismatch(skeleton.bone_lengths(a.parents, a.offsets),
                                  skeleton.bone_lengths(b.parents, b.offsets))
@@ -41,18 +37,19 @@ def check_lengths(a: Clip, b: Clip, allow: bool, label: str = "Allow Mismatch") 
                    f"skeleton, or combine them anyway ({label})")
 
 
-def core_method(method: str, label: str = "Method") -> str:
+def core_method(method: str, face: Face = UI) -> str:
     """The core's `transition.METHODS` key for a method as the user names it (DEAD, ...)."""
     key = METHODS.get(method.upper())
     if key is None:
-        raise JobError(f"{label} must be one of {', '.join(TRANSITION_METHODS)}, not {method!r}")
+        raise JobError(f"{face.called(TransitionOptions, 'method')} must be one of "
+                       f"{', '.join(TRANSITION_METHODS)}, not {method!r}")
     return key
 
 
-def joint_mask(clip: Clip, mask: str, label: str = "Mask") -> np.ndarray | None:
+def joint_mask(clip: Clip, mask: str, face: Face = UI) -> np.ndarray | None:
     """Per-joint weights from a preset name (LOWER_BODY, UPPER_BODY, FINGERS) or joint names
-    separated by commas (each with its descendants); None for an empty string."""
-
+    separated by commas (each with its descendants); None for an empty string. `face`: whose
+    words the error is in."""
     text = mask.strip()
     if not text:
         return None
@@ -62,29 +59,34 @@ def joint_mask(clip: Clip, mask: str, label: str = "Mask") -> np.ndarray | None:
     missing = [n for n in names if n not in clip.names]
     if missing:
         documented = [p for p in blend.PRESETS if p != "ALL"]  # ALL is the empty mask
-        raise JobError(f"{label}: no joint named {missing[0]!r}; use a preset "
-                       f"({', '.join(documented)}) or joint names separated by commas")
+        raise JobError(f"{face.called(TransitionOptions, 'mask')}: no joint named {missing[0]!r}; use a "
+                       f"preset ({', '.join(documented)}) or joint names separated by commas")
     return blend.mask(clip, include=names)
 
 
-def transition_clip(src: Clip, dst: Clip, *, options: TransitionOptions,
-                    labels: dict[str, str] = OPERATOR_LABELS) -> Clip:
-    """The core transition the options ask for; `labels`: the options' names in errors."""
+# What the sidebar offers for a time: its clock button (by Face.by); the CLI has none.
+TIME_HINT = {"label": " (the clock button uses the current frame)", "flag": ""}
+
+
+def transition_clip(src: Clip, dst: Clip, *, options: TransitionOptions, face: Face = UI) -> Clip:
+    """The core transition the options ask for; `face`: whose words the errors are in (the
+    sidebar's labels, or the CLI's flags)."""
+    def called(name: str) -> str:
+        return face.called(TransitionOptions, name)
 
     for key, seconds, clip in (("source_time", options.source_time, src),
                                ("target_time", options.target_time, dst)):
         if not 0.0 <= seconds <= clip.duration + 0.5 / clip.fps:
-            raise JobError(f"{labels[key]} {seconds:g} s is outside {clip.name!r}, which lasts "
-                           f"{clip.duration:.2f} s: pick a time inside it{labels.get('time_hint', '')}")
+            raise JobError(f"{called(key)} {seconds:g} s is outside {clip.name!r}, which lasts "
+                           f"{clip.duration:.2f} s: pick a time inside it{TIME_HINT[face.by]}")
     end = options.target_end
     if end and not options.target_time < end <= dst.duration + 0.5 / dst.fps:
-        raise JobError(f"{labels['target_end']} {end:g} s must come after {labels['target_time']} "
+        raise JobError(f"{called('target_end')} {end:g} s must come after {called('target_time')} "
                        f"({options.target_time:g} s) and inside {dst.name!r}, which lasts "
                        f"{dst.duration:.2f} s (0: to its end)")
-    method = core_method(options.method, labels["method"])
-    check_lengths(src, dst, options.allow_mismatch, labels.get("allow_mismatch", "Allow Mismatch"))
-    extra: dict[str, Any] = {"mask": joint_mask(src, options.mask, labels["mask"]),
-                             "lock_feet": options.lock_feet}
+    method = core_method(options.method, face)
+    check_lengths(src, dst, options.allow_mismatch, face)
+    extra: dict[str, Any] = {"mask": joint_mask(src, options.mask, face), "lock_feet": options.lock_feet}
     if method == "dead":
         extra["halflife"] = "auto" if options.halflife_mode == "AUTO" else options.halflife
     out = transition.METHODS[method](src, dst, options.source_time, options.target_time,
@@ -102,13 +104,13 @@ def transition_clip(src: Clip, dst: Clip, *, options: TransitionOptions,
 ITSELF_APART = 0.5  # seconds
 
 
-def best_target_time(src: Clip, dst: Clip, source_time: float, label: str = "Source Time",
-                     itself: bool = False) -> float:
-    """transition.best_target_time, with the source time checked and named as the user sees it.
-    `itself`: dst is src (a take into another time of itself): the times within ITSELF_APART of
-    the source time are left out; the later part of the take is searched, the earlier where the
-    later is too short."""
-
+def best_target_time(src: Clip, dst: Clip, source_time: float, itself: bool = False,
+                     face: Face = UI) -> float:
+    """transition.best_target_time, with the source time checked and named as the user of `face`
+    calls it. `itself`: dst is src (a take into another time of itself): the times within
+    ITSELF_APART of the source time are left out; the later part of the take is searched, the
+    earlier where the later is too short."""
+    label = face.called(TransitionOptions, "source_time")
     if not 0.0 <= source_time <= src.duration + 0.5 / src.fps:
         raise JobError(f"{label} {source_time:g} s is outside {src.name!r}, which lasts "
                        f"{src.duration:.2f} s")
