@@ -122,20 +122,10 @@ def take(stride: Any) -> dict[str, Any]:
 
 if __name__ == "__main__":
     # Inside a bpy wheel's Python: STRIDE_EXTENSION_ZIP names the built extension (build.py extension).
-    import atexit
-    import importlib
-    import os
-    import shutil
-    import tempfile
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import build
 
-    user = tempfile.mkdtemp(prefix="stride-snapshot-")
-    atexit.register(shutil.rmtree, user, True)
-    os.environ["BLENDER_USER_RESOURCES"] = user
-    import bpy
-
-    bpy.ops.extensions.package_install_files(filepath=os.environ["STRIDE_EXTENSION_ZIP"], repo="user_default",
-                                             enable_on_install=True)
-    record = take(importlib.import_module("bl_ext.user_default.stride"))
+    record = take(build.install_extension())
     # --write [PATH]: the snapshot (or another file, to compare); Blender prints to stdout too.
     target = Path(sys.argv[2]) if len(sys.argv) > 2 else SNAPSHOT
     target.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
