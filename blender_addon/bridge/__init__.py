@@ -14,6 +14,7 @@ Every public name is here, as `bridge.<name>`.
 from __future__ import annotations
 
 from ..errors import BridgeError, BridgeWarning
+from ..recipes.actions import Space, clip_layout, quoted_name
 from ..timing import Timing
 from .checks import action_skeleton, check_bones, check_rest, check_skeleton, rate_note
 from .evaluated import evaluated_bones, evaluated_clip, rig_driven
@@ -24,7 +25,6 @@ from .keys import (
     no_keys,
     property_curve,
     property_path,
-    quoted_name,
     resolve_action,
 )
 from .nla import nla_items, nla_tracks
@@ -39,17 +39,8 @@ from .reading import (
     source_clip,
     with_feet,
 )
-from .space import (
-    SETTINGS_KEY,
-    Space,
-    current_scene,
-    import_settings,
-    rest_pose,
-    scene_fps,
-    space,
-    world_matrix,
-)
-from .writing import clip_layout, clip_to_action, progress_after
+from .space import SETTINGS_KEY, current_scene, import_settings, rest_pose, scene_fps, space, world_matrix
+from .writing import clip_to_action, progress_after
 
 __all__ = [
     "EVENTS_KEY", "FOOT_LABELS", "SETTINGS_KEY", "SOURCES", "BridgeError", "BridgeWarning", "Space",

@@ -12,10 +12,12 @@ from typing import Any
 import bpy
 import numpy as np
 
-from ..core import contacts, skeleton
+from ..core import skeleton
 from ..core.clip import Clip
 from ..errors import BridgeError, BridgeWarning
-from .space import SETTINGS_KEY, bone_order, import_settings, relative_heads, rest_pose, scene_fps, space
+from ..recipes import actions
+from ..recipes.actions import relative_heads
+from .space import SETTINGS_KEY, bone_order, import_settings, rest_pose, scene_fps, space
 
 
 def rest_lengths(obj: Any, names: list[str], parents: list[int], settings: dict[str, Any]) -> np.ndarray:
@@ -116,43 +118,9 @@ def check_bones(obj: Any, clip: Clip) -> None:
             raise BridgeError(f"bone {name!r} of {obj.name!r} has parent {have!r}; the clip says {want!r}")
 
 
-# A take whose steps come further apart than this plays slower than people move: people step every
-# 0.3-0.8 s, and a 120 fps take keyed one file frame per scene frame at 24 fps steps every 2-3 s.
-_SLOW_STEP_SECONDS = 1.25
-# Rates mocap is recorded at, most common first: the first that makes the steps a person's is named.
-_MOCAP_FPS = (120.0, 60.0, 30.0, 100.0, 240.0, 50.0)
-_STEP_RANGE = (0.3, 0.8)
-
-
 def rate_note(obj: Any, action: Any, clip: Clip) -> str:
-    """'' when the action plays at the rate it was keyed at; else what differs, naming both fps.
-
-    Stride stores the rate it keys an action at (its importer and its bakes), and that rate is
-    compared with the scene's. Blender's importer stores none: its keys are read at the scene's
-    rate, and a take that then steps slower than people do (core.contacts.step_seconds) was
-    most likely recorded faster (one 120 fps file frame per 24 fps scene frame)."""
-    scene = scene_fps()
+    """'' when the action plays at the rate it was keyed at; else what differs, naming both fps
+    (recipes.actions.rate_note): Stride stores the rate it keys an action at (its importer and its
+    bakes), Blender's importer none."""
     stored = import_settings(obj, action=action).get("action_fps")
-    if stored:
-        stored = float(stored)
-        if abs(stored - scene) <= 1e-4 * scene:
-            return ""
-        speed = scene / stored
-        how = f"{1 / speed:.3g}x slower" if speed < 1.0 else f"{speed:.3g}x faster"
-        return (f"action {action.name!r} is keyed at {stored:g} fps and the scene plays at {scene:g} fps: "
-                f"it plays {how} than it was recorded (Stride reads it at its own {clip.fps:g} fps); set "
-                f"the scene's Frame Rate (Output Properties) to {stored:g} fps")
-    if not clip.body.feet:
-        return ""
-    step = contacts.step_seconds(clip)
-    if step is None or step <= _SLOW_STEP_SECONDS:
-        return ""
-    likely = next((r for r in _MOCAP_FPS if r > clip.fps and _STEP_RANGE[0] <= step * clip.fps / r
-                   <= _STEP_RANGE[1]), None)
-    guess = (f"it moves as if recorded at {likely:g} fps" if likely is not None
-             else "it was likely recorded at a higher rate")
-    fix = f"{likely:g} fps" if likely is not None else "the file's rate"
-    return (f"action {action.name!r} steps every {step:.2g} s at the scene's {scene:g} fps (its keys one "
-            f"scene frame apart, the rate Blender's importer leaves), slower than people walk: {guess}. "
-            f"Set the scene's Frame Rate (Output Properties) to {fix} and try again, or import with "
-            "Update Scene FPS")
+    return actions.rate_note(action.name, scene_fps(), stored, clip)

@@ -15,16 +15,9 @@ from .. import compat
 from ..core import armature
 from ..core.clip import Clip
 from ..errors import BridgeError
-from .keys import (
-    begin_read,
-    fps_from_keys,
-    frame_rate,
-    guess_channels,
-    key_frames,
-    quoted_name,
-    stored_events,
-)
-from .space import bone_order, current_scene, import_settings, relative_heads, rest_pose
+from ..recipes.actions import fps_from_keys, key_frames, quoted_name, relative_heads
+from .keys import begin_read, frame_rate, guess_channels, stored_events
+from .space import bone_order, current_scene, import_settings, rest_pose
 
 
 def evaluated_bones(obj: Any, settings: dict[str, Any] | None = None) -> tuple[list[str], list[int]]:

@@ -9,8 +9,6 @@ which the evaluated read (evaluated.py) shares.
 
 from __future__ import annotations
 
-import math
-import re
 import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -20,20 +18,11 @@ import numpy as np
 
 from .. import compat
 from ..core import armature, quat
-from ..core.clip import DEFAULT_JOINT_CHANNELS, DEFAULT_ROOT_CHANNELS, POSITION_CHANNELS, Clip, snap_fps
+from ..core.clip import DEFAULT_JOINT_CHANNELS, DEFAULT_ROOT_CHANNELS, POSITION_CHANNELS, Clip
 from ..errors import BridgeError, BridgeWarning
+from ..recipes.actions import Space, fps_from_keys, key_frames, quoted_name, relative_heads
 from ..timing import Timing
-from .space import (
-    Space,
-    bone_order,
-    current_scene,
-    import_settings,
-    relative_heads,
-    require_armature,
-    rest_pose,
-    scene_fps,
-    space,
-)
+from .space import bone_order, current_scene, import_settings, require_armature, rest_pose, scene_fps, space
 
 EVENTS_KEY = "stride_events"  # {track: [seconds]} on an action
 
@@ -46,18 +35,6 @@ def bone_path(bone: str, prop: str) -> str:
 def property_path(prop: str) -> str:
     """The F-curve path of a custom property (names from markers may hold quotes)."""
     return f'["{bpy.utils.escape_identifier(prop)}"]'
-
-
-def quoted_name(path: str, head: str = "") -> tuple[str, str] | None:
-    """(name, rest) of an F-curve path `head["name"]rest`, the name unescaped; None for another path.
-    `quoted_name(p, "pose.bones")` is a bone's; `quoted_name(p)` with rest "" a custom property's."""
-    start = head + '["'
-    if not path.startswith(start):
-        return None
-    found = re.match(r'((?:[^"\\]|\\.)*)"\]', path[len(start):])
-    if found is None:
-        return None
-    return re.sub(r"\\(.)", r"\1", found.group(1)), path[len(start) + found.end():]
 
 
 def property_curve(obj: Any, action: Any, prop: str) -> Any:
@@ -225,32 +202,6 @@ def action_to_clip(obj: Any, action: Any = None, *, axis_forward: str = "-Z", ax
                 end_parents=end_parents, end_offsets=end_offsets, name=action.name,
                 events=stored_events(action))
     return clip
-
-
-def key_frames(keys: list[np.ndarray]) -> tuple[np.ndarray, bool]:
-    """(frames to sample, whether every curve is keyed on exactly them): the shared key frames of
-    all curves, else a grid at their key spacing."""
-    keyed = [k[:, 0] for k in keys]
-    if not keyed:
-        return np.zeros(0), True
-    shared = keyed[0]
-    if len({len(k) for k in keyed}) == 1 and (np.stack(keyed) == shared).all():
-        return shared, True
-    first = min(float(k[0]) for k in keyed)
-    last = max(float(k[-1]) for k in keyed)
-    steps = np.concatenate([np.diff(k) for k in keyed if len(k) > 1] or [np.ones(1)])
-    step = float(np.median(steps))
-    count = math.floor((last - first) / step + 1e-6) + 1
-    return first + step * np.arange(count), False
-
-
-def fps_from_keys(frames: np.ndarray, action_fps: float) -> float:
-    """Clip rate: the action's frame rate over the key spacing (keys 0.2 frames apart at 24 fps,
-    as Blender's importer writes with use_fps_scale, are 120 fps)."""
-    if len(frames) < 2:
-        return action_fps
-    step = (float(frames[-1]) - float(frames[0])) / (len(frames) - 1)
-    return snap_fps(step / action_fps)
 
 
 def read_channel(curves: dict[tuple[str, int], Any], keys: dict[tuple[str, int], np.ndarray], path: str,

@@ -14,9 +14,9 @@ from .. import compat
 from ..core import resample
 from ..core.clip import Clip
 from ..errors import BridgeError
+from ..recipes.actions import quoted_name
 from ..timing import Timing
 from .checks import check_skeleton
-from .keys import quoted_name
 from .reading import read_action
 from .space import scene_fps
 

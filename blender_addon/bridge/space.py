@@ -13,14 +13,14 @@ it stands in the scene, so an armature that an FBX import left rotated 90 degree
 from __future__ import annotations
 
 import json
-import math
-from typing import Any, NamedTuple
+from typing import Any
 
 import bpy
 import numpy as np
 
-from ..core import armature, quat
+from ..core import quat
 from ..errors import BridgeError
+from ..recipes.actions import Space, clip_space
 
 # JSON: import settings and BVH layout, on the armature object; on each action Stride writes, the
 # clip's own layout (joints, channels, end sites) and key rate, which override the armature's.
@@ -52,16 +52,6 @@ def import_settings(obj: Any, axis_forward: str = "-Z", axis_up: str = "Y",
     return settings
 
 
-class Space(NamedTuple):
-    """Where an armature's bones sit in its clips' (BVH) space, the object's world transform
-    included: clip = conversion^T @ armature / scale, plus `shift` for the top joints."""
-
-    conversion: np.ndarray  # [3, 3]: BVH axes -> the armature's own (the importer's C, turned back by
-    #                         the object's world rotation)
-    scale: float  # armature units per clip unit: the import scale over the object's world scale
-    shift: np.ndarray  # [3]: the object's world location in clip units and axes
-
-
 def world_matrix(obj: Any) -> np.ndarray:
     """[4, 4] the object's world matrix as its transform and its parents' say now (no depsgraph
     update needed); Blender's last evaluated `matrix_world` where constraints or a bone or vertex
@@ -79,24 +69,7 @@ def world_matrix(obj: Any) -> np.ndarray:
 def space(obj: Any, settings: dict[str, Any]) -> Space:
     """The armature's clip space: its import settings (axes, scale) after its world transform.
     Raises BridgeError for a transform no BVH can hold (uneven or negative scale, shear)."""
-    conversion = armature.axis_conversion(settings["axis_forward"], settings["axis_up"])
-    scale = float(settings["global_scale"])
-    world = world_matrix(obj)
-    linear = world[:3, :3]
-    sizes = np.linalg.norm(linear, axis=0)
-    size = float(sizes.mean())
-    if not (size > 0.0 and math.isfinite(size)):
-        raise BridgeError(f"armature {obj.name!r} has a zero scale in the scene: give it a scale")
-    rotation = linear / sizes
-    sheared = not np.allclose(rotation.T @ rotation, np.eye(3), atol=1e-4)
-    if sizes.max() - sizes.min() > 1e-4 * size or sheared:
-        raise BridgeError(f"armature {obj.name!r} is scaled unevenly in the scene "
-                          f"({', '.join(f'{v:.4g}' for v in sizes)}), which a BVH cannot hold: apply its "
-                          "scale (Object > Apply > Scale), or scale it evenly")
-    if np.linalg.det(rotation) < 0.0:
-        raise BridgeError(f"armature {obj.name!r} is mirrored in the scene (a negative scale), which a BVH "
-                          "cannot hold: apply its scale (Object > Apply > Scale) first")
-    return Space(rotation.T @ conversion, scale / size, conversion.T @ world[:3, 3] / scale)
+    return clip_space(world_matrix(obj), settings, obj.name)
 
 
 def require_armature(obj: Any) -> None:
@@ -145,12 +118,3 @@ def rest_pose(obj: Any, names: list[str]) -> tuple[np.ndarray, np.ndarray, np.nd
     rot = mats.reshape(n, 4, 4).transpose(0, 2, 1)[order, :3, :3].astype(np.float64)
     return (quat.normalize(quat.from_matrix(rot)), heads.reshape(n, 3)[order].astype(np.float64),
             tails.reshape(n, 3)[order].astype(np.float64))
-
-
-def relative_heads(heads: np.ndarray, parents: list[int], conversion: np.ndarray) -> np.ndarray:
-    """Rest heads relative to the parent, rotated back to BVH axes (still scaled)."""
-    rel = heads.copy()
-    for j, p in enumerate(parents):
-        if p >= 0:
-            rel[j] = heads[j] - heads[p]
-    return rel @ conversion

@@ -16,18 +16,10 @@ from .. import compat
 from ..core import armature, quat
 from ..core.clip import POSITION_CHANNELS, Clip
 from ..errors import BridgeError
+from ..recipes.actions import clip_layout, relative_heads
 from .checks import check_bones, rest_lengths
 from .keys import EVENTS_KEY, bone_path
-from .space import (
-    SETTINGS_KEY,
-    current_scene,
-    import_settings,
-    relative_heads,
-    require_armature,
-    rest_pose,
-    scene_fps,
-    space,
-)
+from .space import SETTINGS_KEY, current_scene, import_settings, require_armature, rest_pose, scene_fps, space
 
 
 def progress_after(progress: Callable[[float], None] | None,
@@ -37,18 +29,6 @@ def progress_after(progress: Callable[[float], None] | None,
         return None
     progress(done)
     return lambda fraction: progress(done + (1.0 - done) * fraction)
-
-
-def clip_layout(clip: Clip, action_fps: float) -> dict[str, Any]:
-    """What an action needs to read back as `clip` (besides its keys): joints in order, channels,
-    end sites, and the frame rate its keys were written at."""
-    return {
-        "names": list(clip.names),
-        "channels": [list(c) for c in clip.channels],
-        "end_sites": [[clip.names[p], [float(v) for v in o]]
-                      for p, o in zip(clip.end_parents.tolist(), clip.end_offsets, strict=True)],
-        "action_fps": action_fps,
-    }
 
 
 def clip_to_action(clip: Clip, obj: Any, name: str, *, frame_start: float | None = None,

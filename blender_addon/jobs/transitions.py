@@ -11,7 +11,7 @@ from ..core import transition
 from ..core.clip import Clip
 from ..errors import JobError
 from ..options import NlaBakeOptions, TransitionOptions
-from ..recipes.transitions import best_target_time, core_method, transition_clip
+from ..recipes.transitions import best_target_time, core_method, spans, transition_clip
 from ..timing import Timing
 from .results import write_result
 from .scene import resolve_source
@@ -40,20 +40,12 @@ def nla_actions(obj: Any) -> list[Any]:
 
 def transition_pieces(src_action: Any, dst_action: Any, obj: Any, out: Clip, timing: Timing,
                       dst_timing: Timing, options: TransitionOptions) -> list[Any]:
-    """The pieces of a transition's sources in its result (carry.Piece): the source's frames up to
-    the switch, exact; the target's from the next frame on (the next key, where keys come closer), by
-    the time mapping Stride uses for it
-    (target time t plays at switch + t - Target Time), to the result's end."""
-    fps = out.fps
-    i_s, i_d = round(options.source_time * fps), round(options.target_time * fps)
-    switch = float(timing.frame(i_s / fps))
-    step = min(1.0, timing.fps / fps)  # the next scene frame, or the next key where keys come closer
-    scale = timing.fps / dst_timing.fps
-    offset = switch - scale * float(dst_timing.frame(i_d / fps))
-    end = float(timing.frame((out.n_frames - 1) / fps))
-    return [carry.Piece(src_action, compat.action_slot(src_action, obj), end=switch),
-            carry.Piece(dst_action, compat.action_slot(dst_action, obj), start=switch + step, end=end,
-                        offset=offset, scale=scale, exact=False)]
+    """The pieces of a transition's sources in its result (carry.Piece), where `spans` puts them: the
+    source's frames up to the switch, exact; the target's after it, to the result's end."""
+    span = spans(out, timing, dst_timing, options)
+    return [carry.Piece(src_action, compat.action_slot(src_action, obj), end=span.switch),
+            carry.Piece(dst_action, compat.action_slot(dst_action, obj), start=span.start, end=span.end,
+                        offset=span.offset, scale=span.scale, exact=False)]
 
 
 def bake_transition(obj: Any, *, options: TransitionOptions,

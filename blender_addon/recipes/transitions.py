@@ -5,7 +5,7 @@ and the target time that best continues the source."""
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -13,6 +13,7 @@ from ..core import blend, skeleton, transition
 from ..core.clip import Clip
 from ..errors import BridgeWarning, JobError
 from ..options import METHODS, TransitionOptions
+from ..timing import Timing
 from ..wording import UI, Face
 
 TRANSITION_METHODS = tuple(METHODS)
@@ -97,6 +98,30 @@ def transition_clip(src: Clip, dst: Clip, *, options: TransitionOptions, face: F
     # (frames rounded as the core rounds them): cut it where dst reaches Target End.
     fps = src.fps
     return out[:round(options.source_time * fps) + round(end * fps) - round(options.target_time * fps) + 1]
+
+
+class Spans(NamedTuple):
+    """Where a transition's sources play in its result, in the result's action frames."""
+
+    switch: float  # the source's last frame alone (the switch)
+    start: float  # the target's first: the next frame (the next key, where keys come closer)
+    end: float  # the result's last frame
+    offset: float  # target frame f plays at offset + scale * f
+    scale: float
+
+
+def spans(out: Clip, timing: Timing, dst_timing: Timing, options: TransitionOptions) -> Spans:
+    """Where the source and target of transition `out` (made with `options`) play in its frames
+    (`timing`, the source's; `dst_timing`, the target action's), by the time mapping Stride uses:
+    target time t plays at the switch + t - Target Time."""
+    fps = out.fps
+    i_s, i_d = round(options.source_time * fps), round(options.target_time * fps)
+    switch = float(timing.frame(i_s / fps))
+    step = min(1.0, timing.fps / fps)  # the next scene frame, or the next key where keys come closer
+    scale = timing.fps / dst_timing.fps
+    offset = switch - scale * float(dst_timing.frame(i_d / fps))
+    end = float(timing.frame((out.n_frames - 1) / fps))
+    return Spans(switch, switch + step, end, offset, scale)
 
 
 # A take going into itself: the target is looked for this far from the source time at least (the

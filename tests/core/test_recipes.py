@@ -1,6 +1,7 @@
 """What the add-on's jobs do to clips, without Blender (blender_addon/recipes: no bpy there): the
 options as the core takes them, checked against the core called by hand; errors and notes in the
-words of the user who asked (the sidebar's labels, or the CLI's flags).
+words of the user who asked (the sidebar's labels, or the CLI's flags); and the bridge's numbers
+(clip space, F-curve paths, key frames, rates) against hand-worked cases.
 
 The core here is the one the add-on bundles (blender_addon/core, a link to core/), so that the clips
 and the recipes' are of one Clip class. The Blender tests bake the same through the operators and the
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import warnings
 from typing import Any
 
@@ -22,9 +24,9 @@ from fixtures import cmu_path
 from blender_addon import wording
 from blender_addon.core import blend, bvh, contacts, footlock, root, sync, transition
 from blender_addon.core.clip import Clip
-from blender_addon.errors import BridgeWarning, JobError
+from blender_addon.errors import BridgeError, BridgeWarning, JobError
 from blender_addon.options import LockFeetOptions, SyncOptions, TransitionOptions
-from blender_addon.recipes import events, previews
+from blender_addon.recipes import actions, events, previews
 from blender_addon.recipes import sync as sync_recipe
 from blender_addon.recipes import transitions as transition_recipe
 from blender_addon.timing import Timing
@@ -328,3 +330,100 @@ def test_the_sync_preview_is_the_blend_it_previews(walk, run):
     assert got.speed_range == pytest.approx(tuple(ends))
     curve = previews.blend_preview(a, b, pa, pb, dataclasses.replace(options, weight_mode="CURVE"), 120.0)
     assert math.isnan(curve.weight) and curve.problem == sync_recipe.CYCLES_NEED_ONE_WEIGHT
+
+
+def test_a_transitions_spans_put_target_time_at_the_switch(walk, run):
+    options = TransitionOptions(source_time=1.5, target_time=0.4)
+    out = transition_recipe.transition_clip(walk, run, options=options)
+    # The result keyed at 24 fps from frame 1; the target action at 48 fps from frame 11.
+    got = transition_recipe.spans(out, Timing(1.0, 24.0), Timing(11.0, 48.0), options)
+    # The switch at 1.5 s (frame 1 + 36), the target from the next key (120 fps clip frames, 0.2
+    # scene frames apart); its frame at 0.4 s (11 + 0.4 * 48 = 30.2) plays at the switch, half speed.
+    assert got.switch == 37.0 and got.start == pytest.approx(37.2)
+    assert got.scale == 0.5 and got.offset + got.scale * 30.2 == pytest.approx(got.switch)
+    assert got.end == pytest.approx(1.0 + (out.n_frames - 1) / 120 * 24)
+
+
+# -- the bridge's numbers -------------------------------------------------------------------------
+
+def test_names_in_fcurve_paths_are_read_back_unescaped():
+    # Blender escapes a quote and a backslash in a name with a backslash (bpy.utils.escape_identifier).
+    assert actions.quoted_name(r'pose.bones["Left \"Arm\""].location', "pose.bones") == ('Left "Arm"',
+                                                                                         ".location")
+    assert actions.quoted_name(r'["stride_event_Foot\\Down"]') == ("stride_event_Foot\\Down", "")
+    assert actions.quoted_name('pose.bones["Hips"].location') is None  # not a custom property's
+    assert actions.quoted_name('["open', "") is None
+
+
+def test_keys_on_shared_frames_are_read_as_they_are_and_others_on_a_grid():
+    a = np.array([[1.0, 0.0], [2.0, 1.0], [3.0, 2.0]])
+    frames, aligned = actions.key_frames([a, a.copy()])
+    assert aligned and frames.tolist() == [1.0, 2.0, 3.0]
+    a = np.array([[f, 0.0] for f in (1.0, 2.0, 3.0, 4.0, 5.0)])
+    b = np.array([[1.0, 0.0], [3.0, 1.0], [5.0, 2.0]])
+    frames, aligned = actions.key_frames([a, b])
+    assert not aligned and frames.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0]  # the median spacing: 1 frame
+    # Keys 0.2 frames apart at 24 fps (Blender's importer with Scale FPS) are a 120 fps clip.
+    assert actions.fps_from_keys(1.0 + 0.2 * np.arange(50), 24.0) == 120.0
+    assert actions.fps_from_keys(np.array([1.0]), 24.0) == 24.0
+
+
+def fbx_world() -> np.ndarray:
+    """An FBX import's armature object: turned 90 degrees about X, at scale 0.01, moved."""
+    world = np.eye(4)
+    world[:3, :3] = 0.01 * np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
+    world[:3, 3] = [1.0, 2.0, 3.0]
+    return world
+
+
+def test_an_armatures_clip_space_takes_its_world_transform():
+    from blender_addon.core import armature
+
+    settings = {"axis_forward": "-Z", "axis_up": "Y", "global_scale": 0.5}
+    world = fbx_world()
+    got = actions.clip_space(world, settings, "rig")
+    c = armature.axis_conversion("-Z", "Y")
+    rng = np.random.default_rng(3)
+    for a in rng.normal(size=(5, 3)):  # a point of the armature: in the clip, the world's point in BVH axes
+        there = c.T @ (world[:3, :3] @ a + world[:3, 3]) / 0.5
+        assert np.allclose(got.conversion.T @ a / got.scale + got.shift, there, atol=1e-12)
+    assert got.scale == pytest.approx(50.0)
+
+
+@pytest.mark.parametrize(("diagonal", "says"), [
+    ((1.0, 2.0, 1.0), "is scaled unevenly in the scene (1, 2, 1)"),
+    ((-1.0, 1.0, 1.0), "is mirrored in the scene"),
+    ((0.0, 0.0, 0.0), "has a zero scale")])
+def test_a_transform_no_bvh_holds_is_refused_saying_what_to_apply(diagonal, says):
+    settings = {"axis_forward": "-Z", "axis_up": "Y", "global_scale": 1.0}
+    with pytest.raises(BridgeError, match=f"armature 'rig' {re.escape(says)}"):
+        actions.clip_space(np.diag([*diagonal, 1.0]), settings, "rig")
+
+
+def test_rest_heads_are_relative_to_their_parents_in_bvh_axes():
+    heads = np.array([[0.0, 0.0, 1.0], [0.1, 0.0, 1.0], [0.1, 0.0, 0.5]])
+    turn = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])
+    got = actions.relative_heads(heads, [-1, 0, 1], turn)
+    np.testing.assert_allclose(got, np.array([[0.0, 0.0, 1.0], [0.1, 0.0, 0.0], [0.0, 0.0, -0.5]]) @ turn)
+
+
+def test_a_clips_layout_names_its_joints_channels_end_sites_and_rate(walk):
+    got = actions.clip_layout(walk, 24.0)
+    assert got["names"] == list(walk.names) and got["action_fps"] == 24.0
+    assert got["channels"][0] == list(walk.channels[0])
+    assert [e[0] for e in got["end_sites"]] == [walk.names[p] for p in walk.end_parents]
+
+
+def test_a_take_at_another_rate_than_the_scenes_says_which_to_set(walk):
+    assert actions.rate_note("02_01", 120.0, 120.0, walk) == ""
+    assert actions.rate_note("02_01", 24.0, 120.0, walk) == (
+        "action '02_01' is keyed at 120 fps and the scene plays at 24 fps: it plays 5x slower than it was "
+        "recorded (Stride reads it at its own 120 fps); set the scene's Frame Rate (Output Properties) to "
+        "120 fps")
+    assert actions.rate_note("02_01", 120.0, None, walk) == ""  # steps as people step
+    # Blender's importer keyed one 120 fps frame per 24 fps scene frame: steps every 2-3 s.
+    slow = walk.replace(fps=24.0)
+    said = actions.rate_note("02_01", 24.0, None, slow)
+    assert "slower than people walk: it moves as if recorded at 120 fps" in said
+    assert said.endswith("Set the scene's Frame Rate (Output Properties) to 120 fps and try again, or import "
+                         "with Update Scene FPS")
