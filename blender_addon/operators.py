@@ -1,4 +1,9 @@
-"""Operators: read settings, call one job, report. Errors go to Blender's report, never a traceback."""
+"""Operators: read settings, call one job, report. Errors go to Blender's report, never a traceback.
+
+An operator is declared with its command's options class (`options_class`): its properties are that
+class's fields (properties.FromOptions) and `read_options()` reads them back into it for the job. A
+new operator goes here, with its options class in options.py and its job in jobs/.
+"""
 
 from __future__ import annotations
 
