@@ -491,7 +491,7 @@ class STRIDE_OT_export_engine(_ActionOperator, ExportHelper):  # type: ignore[mi
                                         options=from_source(EngineExportOptions, self), progress=step)
         made = f"; made {', '.join(repr(n) for n in done.made)}" if done.made else ""
         self.tell("INFO", f"Exported {len(done.actions)} action(s) of {done.armature.name!r} to "
-                          f"{done.path.name} and {done.sidecar.name}{made}")
+                          f"{done.path.name!r} and {done.sidecar.name!r}{made}")
         return {"FINISHED"}
 
 
