@@ -3,7 +3,7 @@
     python build.py bench footlock        (or: PYTHONPATH=. python bench/footlock.py)
 
 `footlock.lock_feet` on 10,000 frames of CMU 09_12 and of the Bandai walk repeated, with the
-contacts given (targets: at most 1x FK of the whole take) and detected by it (at most 3x; the
+contacts given (targets: at most 2.5x FK of the whole take) and detected by it (at most 3x; the
 detection alone, `contacts.contacts`, is shown for information as "detection"), and a dead-blend
 transition between two such takes with and without lock_feet (at most 3x FK of the output). The
 clip's body map is read once per clip and kept (bench/body.py times it). Two "floor" rows time
@@ -32,7 +32,9 @@ from core.clip import Clip
 
 ROUNDS = 15
 FRAMES = 10_000
-TARGETS = {"given": 1.0, "detected": 3.0, "transition": 3.0}
+# Issue 36's targets (the foot-locking issue's were 1x given): at most 2.5x FK with the contacts
+# given, 3x detecting them.
+TARGETS = {"given": 2.5, "detected": 3.0, "transition": 3.0}
 
 
 def cpu_seconds(fn: Callable[[], object]) -> float:

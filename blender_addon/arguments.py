@@ -18,6 +18,7 @@ from .errors import JobError
 from .options import (
     AUTO,
     DatasetOptions,
+    EngineExportOptions,
     EventOptions,
     ExportOptions,
     FindFeetOptions,
@@ -234,6 +235,19 @@ def build_parser() -> argparse.ArgumentParser:
                             description="Write an armature's action as a BVH file.")
     add_options(export, ExportOptions)
     export.add_argument("--out", required=True, help="BVH file to write")
+    ee = sub.add_parser(
+        "export-engine", parents=[p["armature"], p["feet"]],
+        help="an armature's actions as FBX or glTF for a game engine, events beside them",
+        description="Write an armature and its actions through Blender's FBX or glTF exporter for a game "
+                    "engine (a root bone carrying the travel: actions without one get Add Root Motion "
+                    "first), and FILE.events.json beside the file: each action's markers and Stride's "
+                    "curves. The input is a .blend (its --armature), or BVH takes: imported onto one "
+                    "armature, their footsteps marked and event curves written, each take exported.")
+    ee.add_argument("inputs", nargs="*", metavar="IN",
+                    help="IN.blend, or BVH takes of one skeleton (default: the open file)")
+    add_flag(ee, EngineExportOptions, "file_format", required=True)
+    add_options(ee, EngineExportOptions)
+    ee.add_argument("--out", required=True, help="FILE.fbx or FILE.glb (FILE.events.json is written beside)")
     return parser
 
 

@@ -24,6 +24,7 @@ from .arguments import build_parser, feet_names, options_from
 from .core import bvh
 from .core.clip import Clip
 from .options import (
+    EngineExportOptions,
     EventOptions,
     ExportOptions,
     FootstepOptions,
@@ -153,6 +154,54 @@ def _nla(args: argparse.Namespace) -> int:
     _save_baked(clip, args.out)
     print(f"stride: baked {action.name!r}: {clip.n_frames} frames; wrote {args.out}")
     return 0
+
+
+def _export_engine(args: argparse.Namespace) -> int:
+    inputs = [Path(p) for p in args.inputs]
+    for path in inputs:
+        if not path.is_file():
+            raise jobs.JobError(f"no such file: {str(path)!r}")
+    options = options_from(EngineExportOptions, args)
+    if any(p.suffix.lower() == ".blend" for p in inputs):
+        if len(inputs) > 1:
+            raise jobs.JobError("give one .blend file, or BVH takes")
+        bpy.ops.wm.open_mainfile(filepath=str(inputs[0]))
+    if inputs and inputs[0].suffix.lower() != ".blend":
+        obj, names = _takes_for_engine(args, inputs)
+        if not options.actions:
+            options = dataclasses.replace(options, actions=",".join(names))
+    else:
+        obj = jobs.find_armature(args.armature)
+        _choose_feet(args, obj)
+    done = jobs.export_engine(obj, args.out, options=options)
+    for name in done.made:
+        print(f"stride: made {name!r} (Add Root Motion)")
+    print(f"stride: wrote {done.path} ({len(done.actions)} action(s) of {done.armature.name!r}: "
+          f"{', '.join(done.actions)}) and {done.sidecar}")
+    return 0
+
+
+def _takes_for_engine(args: argparse.Namespace, paths: list[Path]) -> tuple[Any, list[str]]:
+    """BVH takes imported onto one armature in an empty scene, each take's footsteps marked and its
+    event curves written (a take without footsteps is exported without, with a warning): (armature,
+    action names)."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    done, failed = jobs.import_files(bpy.context, paths, single_armature=True)
+    if failed:
+        raise jobs.JobError("; ".join(failed) + "; nothing written")
+    obj = done[0][0]
+    _choose_feet(args, obj)
+    scene = bpy.context.scene
+    if scene is not None:  # play the takes in real time
+        scene.render.fps, scene.render.fps_base = round(bridge.action_to_clip(obj).fps), 1.0
+    names = [action.name for _, action in done]
+    for name in names:
+        try:
+            jobs.detect_footsteps(obj, options=FootstepOptions(action=name))
+            jobs.write_event_curves(obj, options=EventOptions(action=name))
+        except jobs.JobError as exc:
+            print(f"stride export-engine: warning: {name!r}: {exc}", file=sys.stderr)
+    return obj, names
 
 
 def _save_baked(clip: Clip, out: str) -> None:
@@ -354,4 +403,5 @@ def _sync_blend(args: argparse.Namespace) -> int:
 # What each subcommand runs (arguments.build_parser declares its flags).
 COMMANDS = {"import": _import, "events": _events, "export-dataset": _export_dataset,
             "transition": _transition, "sync-blend": _sync_blend, "sequence": _sequence,
-            "lock-feet": _lock_feet, "inspect": _inspect, "nla": _nla, "export": _export}
+            "lock-feet": _lock_feet, "inspect": _inspect, "nla": _nla, "export": _export,
+            "export-engine": _export_engine}

@@ -19,16 +19,19 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 from . import bridge, jobs
 from .options import (
     DecodeOptions,
+    EngineExportOptions,
     EventOptions,
     ExportOptions,
     FootstepOptions,
     ImportOptions,
     LockFeetOptions,
     NlaBakeOptions,
+    RootMotionOptions,
     SyncOptions,
     TransitionOptions,
 )
 from .properties import FromOptions, settings_options
+from .recipes.engine import EXTENSIONS
 
 
 class _JobOperator(FromOptions, bpy.types.Operator):
@@ -187,8 +190,11 @@ class STRIDE_OT_detect_footsteps(_ActionOperator):
     def run(self, context: Any) -> set[str]:
         act, counts, feet = jobs.detect_footsteps(self.target(context), options=self.read_options())
         found = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-        # A doubt about which joints are the feet is a warning the user should see.
-        doubt = any(word in feet for word in ("disagree", "mirrored", "never plants", "do not alternate"))
+        # A doubt about which joints are the feet, or the unit, or about the contacts (a
+        # ContactWarning: a foot that never plants, steps twice in a row or slides), is a warning to see.
+        doubt = any(word in feet for word in ("disagree", "mirrored", "never plants", "do not alternate",
+                                              "more than two limbs", "unit is a guess", "twice in a row",
+                                              "slides on the floor"))
         self.tell("WARNING" if doubt else "INFO",
                   f"{act.name}: {found} (pose markers; exact times in stride_events); {feet}")
         return {"FINISHED"}
@@ -361,6 +367,59 @@ class STRIDE_OT_refresh_previews(_JobOperator):
         return {"FINISHED"}
 
 
+class STRIDE_OT_add_root_motion(_ActionOperator):
+    """Bake the action with a root bone that carries the travel on the floor (root motion for game
+    engines): adds a root bone where the armature has none (a rig with controls: on Stride's copy
+    of its deform skeleton); the source action is not changed"""
+
+    bl_idname = "stride.add_root_motion"
+    bl_label = "Add Root Motion"
+    bl_options = {"REGISTER", "UNDO"}
+    options_class = RootMotionOptions
+
+    def run(self, context: Any) -> set[str]:
+        obj = self.target(context)
+        with _progress(context) as step:
+            done = jobs.add_root_motion(obj, options=self.read_options(), progress=step)
+        if done.armature is not obj:  # the next command works on the copy the result plays on
+            obj.select_set(False)
+            done.armature.select_set(True)
+            context.view_layer.objects.active = done.armature
+        added = f"added bone {done.added!r} to {done.armature.name!r}; " if done.added else ""
+        self.tell("INFO", f"{added}baked action {done.action.name!r}: {done.clip.n_frames} frames, the root "
+                          f"smoothed over {done.smooth:.2f} s")
+        return {"FINISHED"}
+
+
+class STRIDE_OT_export_engine(_ActionOperator, ExportHelper):  # type: ignore[misc]
+    """Write the armature and its actions for a game engine through Blender's FBX or glTF exporter
+    (root bone, no leaf bones, every key), with their markers and Stride's curves beside the file
+    (<name>.events.json)"""
+
+    bl_idname = "stride.export_engine"
+    bl_label = "Export for Engine"
+    bl_options = {"REGISTER", "UNDO"}
+    options_class = EngineExportOptions
+
+    filepath: StringProperty(  # type: ignore[valid-type]
+        name="File Path", description="The .fbx or .glb file to write", subtype="FILE_PATH")
+    filter_glob: StringProperty(  # type: ignore[valid-type]
+        default="*.fbx;*.glb", description="Files shown in the file browser", options={"HIDDEN"})
+
+    @property
+    def filename_ext(self) -> str:
+        return EXTENSIONS.get(self.file_format, ".fbx")  # type: ignore[attr-defined]
+
+    def run(self, context: Any) -> set[str]:
+        with _progress(context) as step:
+            done = jobs.export_engine(self.target(context), self.filepath,
+                                        options=self.read_options(), progress=step)
+        made = f"; made {', '.join(repr(n) for n in done.made)}" if done.made else ""
+        self.tell("INFO", f"Exported {len(done.actions)} action(s) of {done.armature.name!r} to "
+                          f"{done.path.name!r} and {done.sidecar.name!r}{made}")
+        return {"FINISHED"}
+
+
 def _menu_export(self: Any, context: Any) -> None:
     self.layout.operator(STRIDE_OT_export_bvh.bl_idname, text="Motion Capture (.bvh) - Stride")
 
@@ -382,4 +441,5 @@ def unregister_menus() -> None:
 CLASSES = (STRIDE_OT_import_bvh, STRIDE_FH_bvh, STRIDE_OT_export_bvh, STRIDE_OT_detect_footsteps,
            STRIDE_OT_write_event_curves, STRIDE_OT_detect_events_from_curves, STRIDE_OT_bake_transition,
            STRIDE_OT_bake_nla_track, STRIDE_OT_pick_time, STRIDE_OT_bake_sync_blend, STRIDE_OT_lock_feet,
-           STRIDE_OT_find_target_time, STRIDE_OT_refresh_previews)
+           STRIDE_OT_find_target_time, STRIDE_OT_refresh_previews, STRIDE_OT_add_root_motion,
+           STRIDE_OT_export_engine)

@@ -58,6 +58,17 @@ SOURCE_CHOICES: Choices = (
                                "frame by frame (slower)"),
     ("KEYS", "Keys", "The bones' keyed F-curves only (fast; misses what the rig adds)"))
 
+ROOT_MODE_CHOICES: Choices = (
+    ("YAW", "Yaw", "The root turns with the character's smoothed heading, about up only"),
+    ("NONE", "None", "The root travels without turning"))
+ENGINE_FORMAT_CHOICES: Choices = (
+    ("FBX", "FBX (.fbx)", "Blender's FBX exporter: for Unreal and Unity"),
+    ("GLB", "glTF Binary (.glb)", "Blender's glTF exporter: for Godot (and the glTF importers of Unreal "
+                                  "and Unity); each animation's extras hold its events"))
+ENGINE_CHOICES: Choices = (
+    ("UNREAL", "Unreal", "FBX axes and scale as Epic's Send to Unreal writes them: Z up, Y forward"),
+    ("UNITY", "Unity", "FBX axes and scale Unity imports at scale 1: Y up, -Z forward, FBX units"))
+
 # Transition methods as the user names them -> the core's `transition.METHODS` key.
 METHODS = {"DEAD": "dead", "INERTIALIZE": "quintic", "CROSSFADE": "crossfade"}
 SYNC_MODES = tuple(value for value, _, _ in SYNC_MODE_CHOICES)
@@ -134,6 +145,19 @@ def allow_mismatch() -> Any:
     """Allow Mismatch, for every command that combines actions (see bridge.check_skeleton)."""
     return opt(False, "Combine actions made for bones of other lengths (another skeleton) instead of "
                       "refusing them", flag="--allow-mismatch", label="Allow Mismatch")
+
+
+def root_smoothing() -> Any:
+    """The root's smoothing, the one declaration Add Root Motion and Export for Engine share."""
+    return opt(0.0, "Gaussian (sigma) that smooths the root's path and heading so it does not sway with "
+                    "the steps; 0 = Auto (half a gait cycle)", "s", "--smooth", label="Root Smoothing",
+               bounds=(0.0, 10.0))
+
+
+def root_mode() -> Any:
+    return opt("YAW", "How the root turns: YAW (with the character's heading, about up only) or NONE",
+               flag="--root-mode", label="Root Turns", choices=ROOT_MODE_CHOICES, syntax="upper",
+               metavar="yaw|none")
 
 
 @dataclass(frozen=True)
@@ -311,10 +335,40 @@ class FindFeetOptions:
     source: str = source()
 
 
+@dataclass(frozen=True)
+class RootMotionOptions:
+    """Add Root Motion."""
+
+    action: str = action()
+    smooth: float = root_smoothing()
+    mode: str = root_mode()
+    source: str = source()
+
+
+@dataclass(frozen=True)
+class EngineExportOptions:
+    """Export for Engine."""
+
+    actions: str = opt("", "Actions to export: names separated by commas, ALL (every action of this "
+                           "armature's bones), or empty: the active one", flag="--actions", label="Actions",
+                           metavar="A,B|ALL")
+    file_format: str = opt("FBX", "FBX or GLB (glTF binary)", flag="--format", label="Format",
+                           choices=ENGINE_FORMAT_CHOICES, syntax="upper", metavar="fbx|glb")
+    engine: str = opt("UNREAL", "The engine an FBX is set up for (axes and scale): UNREAL or UNITY",
+                      flag="--engine", label="Engine", choices=ENGINE_CHOICES, syntax="upper",
+                      metavar="unreal|unity")
+    root_motion: bool = opt(True, "Give an action without root motion a root first (Add Root Motion), and "
+                                  "export that", flag="--root-motion", label="Add Root Motion")
+    smooth: float = root_smoothing()
+    mode: str = root_mode()
+    source: str = source()
+
+
 # Every command's options. Users are told of an option by the label (flag) of its first declaration
 # here (wording.py), so a class whose field of a shared name means something else comes later.
 OPTIONS = (FootstepOptions, LockFeetOptions, EventOptions, DecodeOptions, TransitionOptions, NlaBakeOptions,
-           SyncOptions, ExportOptions, ImportOptions, DatasetOptions, FindFeetOptions)
+           SyncOptions, ExportOptions, ImportOptions, DatasetOptions, FindFeetOptions,
+           RootMotionOptions, EngineExportOptions)
 
 
 def field_of(cls: type, name: str) -> Any:

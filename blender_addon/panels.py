@@ -13,13 +13,15 @@ from typing import Any
 
 import bpy
 
-from . import jobs
+from . import bridge, jobs
 from .options import (
     DecodeOptions,
+    EngineExportOptions,
     EventOptions,
     FootstepOptions,
     LockFeetOptions,
     NlaBakeOptions,
+    RootMotionOptions,
     SyncOptions,
     TransitionOptions,
 )
@@ -301,7 +303,7 @@ class VIEW3D_PT_stride_sync(StridePanel, bpy.types.Panel):
             row = box.row()
             row.label(text="Before baking")
             row.operator("stride.refresh_previews", text="", icon="FILE_REFRESH", emboss=False)
-            _labels(box, sync_lines(preview, context.scene.render.fps / context.scene.render.fps_base))
+            _labels(box, sync_lines(preview, bridge.scene_fps(context.scene)))
         _button(layout, context, "stride.bake_sync_blend", SyncOptions, jobs.TWO_ACTIONS, "MOD_TIME")
 
 
@@ -335,9 +337,34 @@ class VIEW3D_PT_stride_sync_body(StridePanel, bpy.types.Panel):
         col.prop(s, "lock_feet")
 
 
+class VIEW3D_PT_stride_engine(StridePanel, bpy.types.Panel):
+    bl_label = "Engine"
+    bl_parent_id = "VIEW3D_PT_stride"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context: Any) -> None:
+        layout, s = self.layout, context.scene.stride
+        if layout is None:
+            return
+        col = layout.column(align=True)
+        col.prop(s, "root_smooth")
+        col.prop(s, "root_mode")
+        _button(layout, context, "stride.add_root_motion", RootMotionOptions, jobs.ACTION,
+                "ORIENTATION_GLOBAL")
+        col = layout.column(align=True)
+        col.prop(s, "engine_actions")
+        col.prop(s, "file_format")
+        row = col.row()
+        row.active = s.file_format == "FBX"  # a glTF file has one set of axes and units
+        row.prop(s, "engine")
+        col.prop(s, "root_motion")
+        _button(layout, context, "stride.export_engine", EngineExportOptions, jobs.ACTION, "EXPORT")
+
+
 # Parents before their sub-panels, in the order the sidebar shows them.
 CLASSES = (VIEW3D_PT_stride,
            VIEW3D_PT_stride_events, VIEW3D_PT_stride_event_curves, VIEW3D_PT_stride_lock_feet,
            VIEW3D_PT_stride_transition, VIEW3D_PT_stride_halflife, VIEW3D_PT_stride_transition_mask,
            VIEW3D_PT_stride_nla,
-           VIEW3D_PT_stride_sync, VIEW3D_PT_stride_sync_cycles, VIEW3D_PT_stride_sync_body)
+           VIEW3D_PT_stride_sync, VIEW3D_PT_stride_sync_cycles, VIEW3D_PT_stride_sync_body,
+           VIEW3D_PT_stride_engine)

@@ -25,10 +25,12 @@ from bpy.props import (
 
 from .options import (
     DecodeOptions,
+    EngineExportOptions,
     EventOptions,
     FootstepOptions,
     LockFeetOptions,
     NlaBakeOptions,
+    RootMotionOptions,
     SyncOptions,
     TransitionOptions,
     field_of,
@@ -90,13 +92,15 @@ class FromOptions:
 # The commands the sidebar runs: it holds every field of each, one setting per name (the first
 # class's declaration; a later one of that name must be the same declaration).
 SIDEBAR = (EventOptions, DecodeOptions, FootstepOptions, LockFeetOptions, TransitionOptions, NlaBakeOptions,
-           SyncOptions)
+           SyncOptions, RootMotionOptions, EngineExportOptions)
 # Sidebar settings named other than their field: one panel holds several commands, whose fields
 # of one name mean different things (Blend Time of a transition, of an NLA bake, of a lock).
 RENAMED: dict[type, dict[str, str]] = {
     SyncOptions: {"speed_mps": "target_speed", "mode": "sync_mode", "mask": "sync_mask"},
     NlaBakeOptions: {"blend_time": "nla_blend_time", "method": "nla_method"},
     LockFeetOptions: {"blend_time": "lock_blend_time"},
+    RootMotionOptions: {"smooth": "root_smooth", "mode": "root_mode"},
+    EngineExportOptions: {"smooth": "root_smooth", "mode": "root_mode", "actions": "engine_actions"},
 }
 
 

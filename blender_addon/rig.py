@@ -1,5 +1,5 @@
-"""Your own rig: the feet Stride stands on, kept on the armature object (`obj.stride`), presets for
-common rigs, and the Rig sub-panel that shows the active armature's body map.
+"""Your own rig: the feet Stride stands on and its unit, kept on the armature object (`obj.stride`),
+presets for common rigs, and the Rig sub-panel that shows the active armature's body map.
 
 The Left Foot / Right Foot fields hold bone names (the ankles). Stride fills them with what the
 body map finds on the armature's action and says from what (names or motion); a foot the user
@@ -16,7 +16,7 @@ from typing import Any
 
 import bpy
 import numpy as np
-from bpy.props import EnumProperty, PointerProperty, StringProperty
+from bpy.props import EnumProperty, FloatProperty, PointerProperty, StringProperty
 
 from . import bridge, compat, jobs
 from .core import armature
@@ -54,7 +54,7 @@ def preset_feet(bones: Collection[str], preset: str) -> tuple[str, str]:
 
 
 class StrideRigSettings(bpy.types.PropertyGroup):
-    """Stride's settings on an armature object: the feet every operator stands on."""
+    """Stride's settings on an armature object: the feet every operator stands on, the unit."""
 
     left_foot: StringProperty(  # type: ignore[valid-type]
         name="Left Foot",
@@ -64,6 +64,11 @@ class StrideRigSettings(bpy.types.PropertyGroup):
         name="Right Foot",
         description="The right ankle bone every Stride operator and the CLI stand on (filled with what "
                     "the body map finds; choose another to override it)")
+    meters_per_unit: FloatProperty(  # type: ignore[valid-type]
+        name="Unit", default=0.0, min=0.0, soft_max=1.0, precision=5, step=1,
+        description="Meters per unit of the armature's actions as Stride reads them (a BVH import's file "
+                    "units, else the scene's): 0 = Auto, from the body's standing height (a guess where "
+                    "part of the body is missing)")
     # What the body map found when it last filled the fields, and from what: while the fields still
     # hold these, the feet are the body map's (its evidence stands); once changed, the user's.
     found_left: StringProperty(options={"HIDDEN"})  # type: ignore[valid-type]
@@ -194,7 +199,7 @@ def body_lines(obj: Any) -> list[tuple[str, str]]:
     slot = compat.action_slot(action, obj)
     curves = compat.fcurves(action, slot)
     key = (obj.name, action.name, len(curves), tuple(action.frame_range), s.left_foot, s.right_foot,
-           bridge.scene_fps(), bridge.world_matrix(obj).round(6).tobytes(),
+           s.meters_per_unit, bridge.scene_fps(), bridge.world_matrix(obj).round(6).tobytes(),
            sum(len(fc.keyframe_points) for fc in curves))
     if key not in _SHOWN:
         if len(_SHOWN) > 16:
@@ -213,8 +218,7 @@ def _read_lines(obj: Any, action: Any) -> list[tuple[str, str]]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            clip = bridge.action_to_clip(obj, action)
-            clip = bridge.with_feet(obj, clip)
+            clip = bridge.with_feet(obj, bridge.with_unit(obj, bridge.action_to_clip(obj, action)))
             b = clip.body
             rate = bridge.rate_note(obj, action, clip)
     except (ValueError, OSError) as exc:
@@ -230,8 +234,9 @@ def _read_lines(obj: Any, action: Any) -> list[tuple[str, str]]:
     lines += played
     settings = bridge.import_settings(obj, action=action)
     up = armature.axis_conversion(settings["axis_forward"], settings["axis_up"]) @ b.up
+    guessed = b.evidence.get("unit") == "guess"
     lines.append((f"Unit: {b.meters_per_unit:g} m ({b.evidence.get('unit')}), height "
-                  f"{b.height * b.meters_per_unit:.2f} m", "NONE"))
+                  f"{b.height * b.meters_per_unit:.2f} m", "ERROR" if guessed else "NONE"))
     lines.append((f"Up: {_axis(up)} in the scene ({b.evidence.get('up')})", "NONE"))
     scene = bridge.scene_fps()
     lines.append((f"Rate: {clip.fps:g} fps, scene {scene:g} fps", "ERROR" if rate else "NONE"))
@@ -261,6 +266,7 @@ class VIEW3D_PT_stride_rig(StridePanel, bpy.types.Panel):
         col = layout.column(align=True)
         col.prop_search(feet, "left_foot", obj.data, "bones", text="Left Foot")
         col.prop_search(feet, "right_foot", obj.data, "bones", text="Right Foot")
+        layout.prop(feet, "meters_per_unit")
         row = layout.row(align=True)
         row.operator_menu_enum("stride.feet_preset", "preset", text="Preset", icon="PRESET")
         row.operator("stride.find_feet", icon="VIEWZOOM")

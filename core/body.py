@@ -11,11 +11,18 @@ order:
 3. the hierarchy and the animated pose: legs are two sibling chains of at least three joints that
    look alike, sit on opposite sides and whose ends are the lowest points of the body over the take.
 
+Arms are never legs, whatever their motion: a pair that hangs from the shoulders or the neck side
+of the spine (by names, else by where it branches: `_neck_side`) is never taken, so a skeleton
+with its legs cut off has none, and what needs them raises `NoLegsError`. Where more than two
+limbs reach the floor (a quadruped), the pair nearest the root is used and a `BodyWarning` names
+the others with the `feet=` that stands on them.
+
 Never the rest pose alone: the rest poses of other sources do not stand (bones along their local
 axes, arms down, lying). Up is the direction from the ankles to the pelvis and head over the take,
 snapped to a file axis; facing is the hip line turned a quarter about up, its sign from where the
 toes point (not from travel: takes walk backwards); the unit is the known unit that makes the
-standing height (bone lengths from the sole to the head) a person's.
+standing height (bone lengths from the sole to the head) a person's, a guess (evidence 'guess',
+and a `BodyWarning` saying how to set it) where part of the body (the legs, the head) is missing.
 
 `clip.forward` is the facing in the motion root's own (rest) frame: the world facing at frame t is
 the root's world rotation applied to it, projected on the floor. The floor axes that heading 0
@@ -57,11 +64,40 @@ _SNAP_DEGREES = 30.0
 # LHipJoint is 1e-7 m long after a trip through FBX, and must not become the hip.
 _SAME_POINT = 1e-5
 
+# A joint translates when its position channels move by more than this fraction of the longest
+# bone over the take: Bandai writes six channels on every joint, still ones varying by 1e-12.
+_TRANSLATES = 1e-3
+# Another pair of limbs reaches the floor when, on a quarter of the frames or more, its lowest
+# point comes within this many leg lengths (hip to ankle) of the legs' lowest point.
+_FLOOR_LEGS = 0.15
+# Parts of a standing height, for a unit guessed from part of a body: thigh + shin is 0.48-0.50
+# of the height in CMU takes (0.49 in Drillis and Contini's tables), the arm from the collar
+# bone's end to the last tip 0.42-0.45 (Bandai's, which ends at the wrist, 0.35).
+_LEG_OF_HEIGHT = 0.5
+_ARM_OF_HEIGHT = 0.42
+
 FeetSpec = Mapping[str, "str | int | Sequence[str | int]"]
+
+PICK_FEET = ("pick the feet: in Blender, the Rig panel's foot pickers (Left Foot, Right Foot); in Python, "
+             "feet={'L': left_ankle, 'R': right_ankle}")
+"""How a user chooses the feet, as the body map's messages say it."""
+SET_UNIT = ("set it: in Blender, the Rig panel's Unit; in Python, clip.meters_per_unit = "
+            "<meters per file unit>")
+"""How a user sets the unit, as the body map's messages say it."""
 
 
 class BodyWarning(UserWarning):
-    """The body map found something doubtful (names and motion disagree)."""
+    """The body map found something doubtful: names and motion disagree, more than two limbs reach
+    the floor, a unit guessed from part of a body."""
+
+
+class NoLegsError(ValueError):
+    """No pair of legs in a skeleton that needs them: what was looked for and how to pick the feet
+    (`problem`, the body map's reason)."""
+
+    def __init__(self, problem: str, name: str = "") -> None:
+        super().__init__(f"no legs found{f' in {name!r}' if name else ''}: {problem}")
+        self.problem = problem
 
 
 @dataclass(eq=False)
@@ -76,7 +112,8 @@ class Body:
     root: the motion root (`clip.root`). up, forward: unit vectors (forward in the root's frame).
     height: standing height in file units; meters_per_unit.
     evidence: what each decision came from, for 'legs', 'sides', 'up', 'facing', 'unit':
-        'names', 'motion', 'user', 'hierarchy' or 'default'.
+        'names', 'motion', 'user', 'hierarchy' or 'default'; the unit's 'height' (the whole body's)
+        or 'guess' (part of a body: no legs or no head).
     warnings: doubts worth telling the user; problem: why no legs were found ('' when found).
     """
 
@@ -99,6 +136,12 @@ class Body:
 
     def joint_names(self, joints: Sequence[int]) -> list[str]:
         return [self.names[j] for j in joints]
+
+    def check_legs(self, name: str = "") -> None:
+        """NoLegsError (a ValueError) saying what was looked for and how to pick the feet, when the
+        map has no legs; `name`: the clip's, for the message."""
+        if not self.legs:
+            raise NoLegsError(self.problem, name)
 
     def describe(self) -> str:
         """A few lines for people: legs and feet by name with their evidence, root, static
@@ -150,6 +193,9 @@ def find(clip: Clip, *, feet: FeetSpec | None = None) -> Body:
     else:
         wrot, wpos, ends = np.zeros((0, J, 4)), np.zeros((0, J, 3)), np.zeros((0, len(clip.end_parents), 3))
     tips = _tips(clip, kids, main, wpos, ends)  # [S, J, 3]: the end of each joint's main chain
+    pairs = _pairs(names, parents, kids, main, reach, bone)
+    upper, hanging = _neck_side(names, parents, kids, main, pairs, _translating(clip, frames, bone), bone,
+                                 static, wpos, tips)
 
     user_up = given.up
     ankles: tuple[int, int] | None = None
@@ -159,7 +205,11 @@ def find(clip: Clip, *, feet: FeetSpec | None = None) -> Body:
         evidence["legs"] = "user"
     else:
         named = _named_ankles(names, parents, bone)
-        moved = _moving_legs(clip, kids, reach, main, wpos, tips) if wpos.shape[0] else None
+        refused = None  # joints named as feet that hang from the neck side: arms, never legs
+        if named is not None and upper[list(named)].any():
+            refused, named = named, _named_ankles(names, parents, bone, upper)
+        lower = [p for p in pairs if p not in hanging]
+        moved = _moving_legs(clip, kids, reach, lower, upper, wpos, tips) if wpos.shape[0] else None
         if named is not None:
             ankles = named
             evidence["legs"] = "names"
@@ -169,12 +219,16 @@ def find(clip: Clip, *, feet: FeetSpec | None = None) -> Body:
                              f"{names[named[1]]}, the motion {a} and {b}; using the names "
                              f"(pass feet= to choose)")
         elif moved is not None:
-            ankles = tuple(_ankle_on(parents, bone, end_len, main, j) for j in moved)  # type: ignore[assignment]
+            left, right = (_ankle_on(parents, bone, end_len, main, j) for j in moved)
+            ankles = (left, right)
             evidence["legs"] = "motion"
+            if refused is not None:
+                notes.append(f"names and motion disagree about the legs: names say {names[refused[0]]} and "
+                             f"{names[refused[1]]}, which hang from the shoulders or the neck side of the "
+                             f"spine (never legs), the motion {names[left]} and {names[right]}; "
+                             f"using the motion's (pass feet= to choose)")
         else:
-            problem = ("no joint is named as a foot or ankle (LeftFoot, foot_l, Foot.L, lfoot, ...), and no "
-                       "two sibling chains of three or more joints, alike and on opposite sides, end lowest "
-                       "over the take; pass feet={'L': left_ankle, 'R': right_ankle}")
+            problem = _no_legs(names, parents, main, hanging, refused)
 
     legs: dict[str, list[int]] = {}
     foot_map: dict[str, list[int]] = {}
@@ -211,6 +265,9 @@ def find(clip: Clip, *, feet: FeetSpec | None = None) -> Body:
             foot_map[s] = [int(j) for j in np.flatnonzero(skeleton.descendants(parents, ankle))]
         arms = _arms(names, parents, kids, reach, main, spine, head, up, forward if forward is not None else
                      given.forward, root, wrot, wpos)
+        if evidence["legs"] != "user" and wpos.shape[0]:
+            notes += _more_limbs(names, parents, bone, end_len, main, pairs, legs, foot_map, evidence["legs"],
+                                 wpos, tips)
     if forward is None:
         if given.forward is not None:
             forward = given.forward.copy()
@@ -219,13 +276,22 @@ def find(clip: Clip, *, feet: FeetSpec | None = None) -> Body:
             forward = _default_forward(up)
             evidence.setdefault("facing", "default")
 
-    height = _height(clip, parents, bone, end_len, main, up, foot_map, head)
+    whole = bool(legs) and _has_head(names, parents, spine, head, arms)
+    if whole:
+        height = _height(clip, parents, bone, end_len, main, up, foot_map, head)
+    else:
+        height, measured = _height_guessed(clip, parents, bone, end_len, main, up, legs, foot_map, head,
+                                           hanging)
     if given.meters_per_unit is not None:
         mpu = float(given.meters_per_unit)
         evidence["unit"] = "user"
     else:
         mpu = units.guess_meters_per_unit(height)
-        evidence["unit"] = "height" if legs else "rest pose"
+        evidence["unit"] = "height" if whole else "guess"
+        if not whole:
+            missing = "no legs" if not legs else "no head"
+            notes.append(f"the unit is a guess ({missing}: only part of a body): {mpu:g} m per file unit, "
+                         f"from {measured}, not the standing height; if it is wrong, {SET_UNIT}")
     for note in notes:
         warnings.warn(note, BodyWarning, stacklevel=3)
     return Body(names=list(names), legs=legs, feet=foot_map, pelvis=pelvis, spine=spine, head=head, arms=arms,
@@ -369,12 +435,14 @@ def _ankle_word(name: str) -> bool:
     return False
 
 
-def _named_ankles(names: Sequence[str], parents: np.ndarray, bone: np.ndarray) -> tuple[int, int] | None:
-    """(left, right) ankles from names, or None when names do not say it for both sides."""
+def _named_ankles(names: Sequence[str], parents: np.ndarray, bone: np.ndarray,
+                  leave_out: np.ndarray | None = None) -> tuple[int, int] | None:
+    """(left, right) ankles from names, or None when names do not say it for both sides; joints
+    in `leave_out` (bool [J]) are never taken."""
     best: dict[str, tuple[tuple[int, int, int], int]] = {}
     for j, name in enumerate(names):
         s = skeleton.side(name)
-        if s is None or not _ankle_word(name):
+        if s is None or not _ankle_word(name) or (leave_out is not None and leave_out[j]):
             continue
         above = skeleton.chain(parents, j)[:-1]
         # An ankle has a thigh and a shin above it: two bones of length.
@@ -432,17 +500,206 @@ def joint_index(clip: Clip, joint: str | int | np.integer, what: str = "joint") 
     raise ValueError(f"{what}: {joint!r} is not a joint of the clip")
 
 
+# -- the neck side: arms, neck, head ---------------------------------------------------------------
+
+# Words that name a joint at or above the shoulders: the arms, hands and fingers, the collar
+# bones, chest, neck and head. Chains with more of these than leg words, and everything below a
+# joint so named, are never legs.
+_UPPER_WORDS = {"neck", "lowerneck", "upperneck", "head", "chest", "upperchest", "thorax", "clavicle",
+                "collar", "shoulder", "scapula", "arm", "uparm", "upperarm", "forearm", "lowerarm", "humerus",
+                "radius", "ulna", "elbow", "wrist", "hand", "palm", "finger", "fingers", "thumb"}
+_LEG_WORDS = {"leg", "upleg", "upperleg", "lowerleg", "thigh", "femur", "knee", "shin", "calf", "tibia",
+              "ankle", "foot", "toe", "toes", "toebase", "hip", "heel", "ball"}
+_NECK_WORDS = {"neck", "lowerneck", "upperneck"}
+
+
+def _stems(name: str) -> set[str]:
+    """A name's words without digits, each also with a glued side letter peeled off (lhand, footl)."""
+    out = set()
+    for w in _words(name):
+        w = w.strip("0123456789")
+        if not w:
+            continue
+        out.add(w)
+        if len(w) > 3 and w[0] in "lr":
+            out.add(w[1:])
+        if len(w) > 3 and w[-1] in "lr":
+            out.add(w[:-1])
+    return out
+
+
+def _translating(clip: Clip, frames: np.ndarray, bone: np.ndarray) -> np.ndarray:
+    """bool [J]: joints whose position channels move (by more than _TRANSLATES of the longest bone)
+    over the sampled frames: the one that carries the body (the pelvis, or a root above it)."""
+    if not frames.size or not bone.size:
+        return np.zeros(clip.n_joints, dtype=bool)
+    pos = clip.positions[frames]
+    spread = np.abs(pos.max(axis=0) - pos.min(axis=0)).max(axis=-1)
+    return spread > _TRANSLATES * float(bone.max())
+
+
+def _neck_side(names: Sequence[str], parents: np.ndarray, kids: list[list[int]], main: np.ndarray,
+               pairs: Sequence[tuple[int, int, int]], translating: np.ndarray, bone: np.ndarray,
+               static: Sequence[int], wpos: np.ndarray,
+               tips: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int, int]]]:
+    """(bool [J]: the joints on the neck side of the spine, the pairs of `pairs` that hang there).
+
+    A pair hangs from the shoulders or the neck side of the spine, and is never a pair of legs,
+    whatever its motion, when
+    1. names say so: its chains are named more as arms than as legs (LeftArm, UpperArm_L, hand_r,
+       clavicle_l, ...), or it branches below a joint named as the chest, a shoulder, the neck or
+       the head;
+    2. another pair branches nearer the root, below it on the trunk (the legs below the arms, a
+       quadruped's hind legs below its front legs);
+    3. no other pair is on the trunk, names do not call it legs, and either there is a spine
+       between it and the joint that carries the body (the nearest that translates: legs branch at
+       that joint, or a point on it, arms a spine above it: a skeleton cut below the chest), or
+       the chains start toward the trunk that goes on from their branch, or where none does,
+       against the way they hang (shoulders sit toward the neck, 0.12-1.3 shoulder widths along it
+       in CMU and Bandai takes; hips away from the spine, 0.16-0.74 widths: an upper body whose
+       root is the chest).
+    """
+    J = len(parents)
+    upper = np.zeros(J, dtype=bool)
+    for j, name in enumerate(names):
+        if not upper[j] and _stems(name) & _UPPER_WORDS:
+            upper |= skeleton.descendants(parents, j)
+    below = {j: skeleton.descendants(parents, j) for p in pairs for j in p}
+    # The joints on the trunk side of each pair's branch: below it, but not in its chains.
+    trunk = []
+    for b, c1, c2 in pairs:
+        side = below[b] & ~below[c1] & ~below[c2]
+        side[b] = False
+        trunk.append(side)
+    hanging = []
+    for k, (b, c1, c2) in enumerate(pairs):
+        stems = [_stems(names[j]) for c in (c1, c2) for j in _main_path(main, c)]
+        upper_votes = sum(bool(s & _UPPER_WORDS) for s in stems)
+        leg_votes = sum(bool(s & _LEG_WORDS) for s in stems)
+        if upper[b] or upper_votes > leg_votes:
+            hanging.append((b, c1, c2))
+        elif any(trunk[i][b] for i in range(len(pairs)) if i != k):
+            hanging.append((b, c1, c2))
+        elif leg_votes > upper_votes or any(trunk[k][q[0]] for q in pairs):
+            continue
+        elif not _at_pelvis(parents, bone, translating, static, b) or _toward_trunk(parents, kids, b, c1, c2,
+                                                                                      wpos, tips, bone):
+            hanging.append((b, c1, c2))
+    for _, c1, c2 in hanging:
+        upper |= below[c1] | below[c2]
+    return upper, hanging
+
+
+def _at_pelvis(parents: np.ndarray, bone: np.ndarray, translating: np.ndarray, static: Sequence[int],
+               b: int) -> bool:
+    """Whether `b` is the joint that carries the body (the nearest at or above it that translates,
+    else the highest that moves) or sits on it (zero-length bones between)."""
+    path = skeleton.chain(parents, b)
+    still = set(static)
+    carrier = next((k for k in range(len(path) - 1, -1, -1) if translating[path[k]]), None)
+    if carrier is None:
+        carrier = next((k for k, j in enumerate(path) if j not in still), len(path) - 1)
+    return not bool((bone[path[carrier + 1:]] > 0.0).any())
+
+
+def _toward_trunk(parents: np.ndarray, kids: list[list[int]], b: int, c1: int, c2: int, wpos: np.ndarray,
+                  tips: np.ndarray, bone: np.ndarray) -> bool:
+    """Whether the chains' first joints off the branch sit toward the rest of the branch's
+    children (the neck and head beside the arms), or where there are none against the way the
+    chains hang, in widths between them (median over the sampled frames)."""
+    if not wpos.shape[0]:
+        return False
+    others = [c for c in kids[b] if c not in (c1, c2)]
+    if others:
+        rest = np.zeros(len(parents), dtype=bool)
+        for c in others:
+            rest |= skeleton.descendants(parents, c)
+        toward = wpos[:, rest].mean(axis=1) - wpos[:, b]
+    else:
+        toward = wpos[:, b] - (tips[:, c1] + tips[:, c2]) / 2.0
+    toward /= np.maximum(np.linalg.norm(toward, axis=-1, keepdims=True), 1e-300)
+    near = _SAME_POINT * float(bone.max())
+    h1, h2 = (wpos[:, _off_branch(parents, b, c, wpos, near)] for c in (c1, c2))
+    width = np.maximum(np.linalg.norm(h1 - h2, axis=-1), 1e-300)
+    along = (((h1 + h2) / 2.0 - wpos[:, b]) * toward).sum(axis=-1)
+    return float(np.median(along / width)) > 0.0
+
+
+def _chain_text(names: Sequence[str], main: np.ndarray, c: int) -> str:
+    path = [names[j] for j in _main_path(main, c)]
+    return " > ".join(path if len(path) <= 4 else [*path[:3], "...", path[-1]])
+
+
+def _no_legs(names: Sequence[str], parents: np.ndarray, main: np.ndarray,
+             hanging: Sequence[tuple[int, int, int]], refused: tuple[int, int] | None) -> str:
+    """Why no legs were found: what was looked for, what was seen, how to pick the feet."""
+    seen = []
+    if refused is not None:
+        seen.append(f"{names[refused[0]]} and {names[refused[1]]}, named as feet, hang from the shoulders "
+                    "or the neck side of the spine")
+    # The pair nearest the root, the likeliest to be taken for legs.
+    for _, c1, c2 in sorted(hanging, key=lambda p: len(skeleton.chain(parents, p[0])))[:1]:
+        seen.append(f"{_chain_text(names, main, c1)} and {_chain_text(names, main, c2)} hang from the "
+                    "shoulders or the neck side of the spine: arms, never legs")
+    if not seen:
+        seen.append("no joint is named as a foot or ankle, and no such pair ends lowest over the take")
+    return ("looked for two leg chains (hip > knee > ankle: sibling chains of three or more joints, alike, "
+            "on opposite sides of the pelvis, reaching the floor) and for feet by name (LeftFoot, foot_l, "
+            f"Foot.L, lfoot, ...); {'; '.join(seen)}; {PICK_FEET}")
+
+
+def _more_limbs(names: Sequence[str], parents: np.ndarray, bone: np.ndarray, end_len: np.ndarray,
+                main: np.ndarray, pairs: Sequence[tuple[int, int, int]], legs: Mapping[str, list[int]],
+                feet: Mapping[str, list[int]], legs_from: str, wpos: np.ndarray,
+                tips: np.ndarray) -> list[str]:
+    """A note for each other pair of limbs that reaches the floor as the legs do (a quadruped's
+    front legs): which legs are used, and how to stand on the others."""
+    used = np.zeros(len(parents), dtype=bool)
+    for leg in legs.values():
+        used |= skeleton.descendants(parents, leg[0])
+    # Heights along the way the legs hang, not `up`, which may be given (and wrong).
+    pelvis = int(parents[legs["L"][0]])
+    hang = ((tips[:, legs["L"][0]] + tips[:, legs["R"][0]]) / 2.0 - wpos[:, pelvis]).mean(axis=0)
+    up = -hang / max(float(np.linalg.norm(hang)), 1e-300)
+    height = wpos @ up  # [S, J]
+    lowest = np.minimum(height[:, used].min(axis=1),
+                        np.minimum(tips[:, legs["L"][0]] @ up, tips[:, legs["R"][0]] @ up))
+    leg_len = max(float(bone[leg[1:leg.index(feet[s][0]) + 1]].sum()) for s, leg in legs.items())
+    # Left is where the left hip sits across the body: for naming the other pair's sides.
+    left = (wpos[:, legs["L"][0]] - wpos[:, legs["R"][0]]).mean(axis=0)
+    notes = []
+    for b, c1, c2 in pairs:
+        pair = skeleton.descendants(parents, c1) | skeleton.descendants(parents, c2)
+        if (pair & used).any() or used[b]:
+            continue
+        if not _opposite(parents, b, c1, c2, wpos, -up, _SAME_POINT * float(bone.max())):
+            continue
+        low = np.minimum(height[:, pair].min(axis=1), np.minimum(tips[:, c1] @ up, tips[:, c2] @ up))
+        if not np.percentile(low - lowest, 25) < _FLOOR_LEGS * leg_len:
+            continue
+        a1, a2 = (_ankle_on(parents, bone, end_len, main, c) for c in (c1, c2))
+        if (wpos[:, a1] - wpos[:, a2]).mean(axis=0) @ left < 0.0:
+            a1, a2 = a2, a1
+        used_l, used_r = (_chain_text(names, main, legs[s][0]) for s in "LR")
+        notes.append(f"more than two limbs reach the floor: using the legs {used_l} and {used_r} (from "
+                     f"{legs_from}), not "
+                     f"{_chain_text(names, main, c1)} and {_chain_text(names, main, c2)}; to stand on those, "
+                     f"pick their feet: in Blender, the Rig panel's foot pickers (Left Foot, Right Foot); in "
+                     f"Python, feet={{'L': {names[a1]!r}, 'R': {names[a2]!r}}}")
+    return notes
+
+
 # -- legs from the hierarchy and the motion ------------------------------------------------------
 
 
-def _moving_legs(clip: Clip, kids: list[list[int]], reach: np.ndarray, main: np.ndarray,
-                 wpos: np.ndarray, tips: np.ndarray) -> tuple[int, int] | None:
-    """The two sibling chains that are the legs: alike, on opposite sides, ending lowest over the
-    take. Returns their first joints (children of the pelvis), or None."""
-    parents, names = clip.parents, clip.names
-    bone = _bone_lengths(clip)
-    count = np.array([_subtree(parents, j).size for j in range(clip.n_joints)])
-    best, best_score = None, 0.0
+def _pairs(names: Sequence[str], parents: np.ndarray, kids: list[list[int]], main: np.ndarray,
+           reach: np.ndarray, bone: np.ndarray) -> list[tuple[int, int, int]]:
+    """(branch, first, second): sibling chains of three or more joints that look alike (lengths
+    within 0.7 of each other, joint counts within half) and are not named for one side: the pairs
+    of limbs a skeleton may have (legs, arms, a quadruped's front legs, hair), from the hierarchy
+    alone."""
+    count = np.array([_subtree(parents, j).size for j in range(len(parents))])
+    out = []
     for b, children in enumerate(kids):
         chains = [c for c in children if len(_main_path(main, c)) >= 3 and bone[c] + reach[c] > 0.0]
         for i, c1 in enumerate(chains):
@@ -454,40 +711,79 @@ def _moving_legs(clip: Clip, kids: list[list[int]], reach: np.ndarray, main: np.
                 s1, s2 = (skeleton.chain_side(names, _main_path(main, c)) for c in (c1, c2))
                 if s1 is not None and s1 == s2:
                     continue  # two chains on one side are never a pair of legs
-                score = _low_score(parents, b, c1, c2, wpos, tips, max(l1, l2))
-                if score > best_score:
-                    best, best_score = (c1, c2), score
+                out.append((b, c1, c2))
+    return out
+
+
+def _moving_legs(clip: Clip, kids: list[list[int]], reach: np.ndarray, pairs: Sequence[tuple[int, int, int]],
+                 upper: np.ndarray, wpos: np.ndarray, tips: np.ndarray) -> tuple[int, int] | None:
+    """Of `pairs` (the ones that may be legs), the two chains whose ends are the lowest points of
+    the body over the take, on opposite sides; what hangs from the neck side (`upper`: arms, a
+    quadruped's front legs) is not compared. Returns their first joints (children of the
+    pelvis), or None."""
+    parents = clip.parents
+    bone = _bone_lengths(clip)
+    best, best_score = None, 0.0
+    for b, c1, c2 in pairs:
+        length = max(bone[c1] + reach[c1], bone[c2] + reach[c2])
+        score = _low_score(parents, b, c1, c2, ~upper & ~_tails(parents, kids, bone, reach, b, c1, c2), wpos,
+                           tips, length)
+        if score > best_score:
+            best, best_score = (c1, c2), score
     return best
 
 
-def _low_score(parents: np.ndarray, b: int, c1: int, c2: int, wpos: np.ndarray, tips: np.ndarray,
-               length: float) -> float:
-    """How far the pair's ends reach past every other joint, along the direction they hang in
-    (median over the sampled frames, in chain lengths); <= 0 when the pair is not on opposite
-    sides of its branch or something else hangs lower."""
+def _tails(parents: np.ndarray, kids: list[list[int]], bone: np.ndarray, reach: np.ndarray, b: int, c1: int,
+           c2: int) -> np.ndarray:
+    """bool [J]: the tails off branch `b` beside the pair (c1, c2): unbranched chains that are no
+    twin of either (another joint count or length), which may hang as low as the feet."""
+    out = np.zeros(len(parents), dtype=bool)
+    size = {c: _subtree(parents, c).size for c in kids[b]}
+    for c in kids[b]:
+        below = _subtree(parents, c)
+        if c in (c1, c2) or any(len(kids[j]) > 1 for j in below):
+            continue
+        length = bone[c] + reach[c]
+        others = [bone[x] + reach[x] for x in (c1, c2) if size[x] == size[c]]
+        if any(abs(o - length) <= 0.1 * max(o, length) for o in others):
+            continue  # a twin of the pair's: the other leg when the pair is a leg and a tail
+        out[below] = True
+    return out
+
+
+def _low_score(parents: np.ndarray, b: int, c1: int, c2: int, body: np.ndarray,
+               wpos: np.ndarray, tips: np.ndarray, length: float) -> float:
+    """How far the pair's ends reach past every other joint of `body` (bool [J]), along the
+    direction they hang in (median over the sampled frames, in chain lengths); <= 0 when the pair
+    is not on opposite sides of its branch or something else hangs lower."""
     down = (tips[:, c1] + tips[:, c2]) / 2.0 - wpos[:, b]
     mean_down = down.mean(axis=0)
     norm = float(np.linalg.norm(mean_down))
     if not norm > 0.0:
         return 0.0
     d = mean_down / norm
-    # Opposite sides: the chains' first joints off the branch (the hips) sit on either side of
-    # the line the pair hangs along (the feet may both be ahead of it, toes forward).
-    near = _SAME_POINT * length
-    o1 = (wpos[:, _off_branch(parents, b, c1, wpos, near)] - wpos[:, b]).mean(axis=0)
-    o2 = (wpos[:, _off_branch(parents, b, c2, wpos, near)] - wpos[:, b]).mean(axis=0)
-    o1, o2 = o1 - d * (o1 @ d), o2 - d * (o2 @ d)
-    if o1 @ o2 >= 0.0:
+    if not _opposite(parents, b, c1, c2, wpos, d, _SAME_POINT * length):
         return 0.0
     pair = skeleton.descendants(parents, c1) | skeleton.descendants(parents, c2)
     along = wpos @ d  # [S, J]
     tip_along = np.maximum(tips[:, c1] @ d, tips[:, c2] @ d)
     inside = np.maximum(along[:, pair].max(axis=1), tip_along)
     # Joints above the branch are not the body (a dummy root may sit on the floor at the origin).
-    others = ~pair
+    others = body & ~pair
+    others[b] = True
     others[skeleton.chain(parents, b)[:-1]] = False
     outside = along[:, others].max(axis=1)  # the branch joint at least
     return float(np.median(inside - outside)) / length
+
+
+def _opposite(parents: np.ndarray, b: int, c1: int, c2: int, wpos: np.ndarray, d: np.ndarray,
+              near: float) -> bool:
+    """Whether the chains' first joints off the branch (the hips) sit on either side of the line
+    the pair hangs along, `d` (the feet may both be ahead of it, toes forward)."""
+    o1 = (wpos[:, _off_branch(parents, b, c1, wpos, near)] - wpos[:, b]).mean(axis=0)
+    o2 = (wpos[:, _off_branch(parents, b, c2, wpos, near)] - wpos[:, b]).mean(axis=0)
+    o1, o2 = o1 - d * (o1 @ d), o2 - d * (o2 @ d)
+    return bool(o1 @ o2 < 0.0)
 
 
 def _off_branch(parents: np.ndarray, b: int, c: int, wpos: np.ndarray, near: float = 0.0) -> int:
@@ -713,10 +1009,18 @@ def _height(clip: Clip, parents: np.ndarray, bone: np.ndarray, end_len: np.ndarr
     head's top, as if stood straight; the rest pose's tips when there are no legs or head."""
     if not feet or head is None:
         return skeleton.height(parents, clip.offsets, clip.end_parents, clip.end_offsets, up)
+    # The head's top: down its main path, but not into a pair of chains (long hair, a hat's
+    # ribbons), which hang from the head rather than top it.
+    kids = skeleton.children(parents)
+    crown = _main_path(main, head)
+    for k in range(1, len(crown)):
+        if _has_twin(parents, kids[crown[k - 1]], crown[k]):
+            crown = crown[:k]
+            break
+    top = crown[-1]
     lengths = []
     for foot in feet.values():
         sole = _main_path(main, foot[0])[-1]
-        top = _main_path(main, head)[-1] if head is not None else head
         pelvis = _common_ancestor(parents, sole, top)
         down = skeleton.chain(parents, sole)
         down = down[down.index(pelvis) + 1:]
@@ -724,6 +1028,40 @@ def _height(clip: Clip, parents: np.ndarray, bone: np.ndarray, end_len: np.ndarr
         rise = rise[rise.index(pelvis) + 1:]
         lengths.append(bone[down].sum() + end_len[sole] + bone[rise].sum() + end_len[top])
     return float(max(lengths))
+
+
+def _has_head(names: Sequence[str], parents: np.ndarray, spine: list[int], head: int | None,
+              arms: Mapping[str, list[int]]) -> bool:
+    """Whether the spine's top is a head: named so; else, where no joint of the spine is named as
+    the neck either (names that say nothing), a top past the joint the arms branch from."""
+    if head is None:
+        return False
+    trunk = [*spine, head]
+    stems = [_stems(names[j]) for j in trunk]
+    if any(s & {"head", "skull"} for s in stems):
+        return True
+    if any(s & _NECK_WORDS for s in stems) or not arms:
+        return False  # a neck and no head: the head was cut off
+    return int(parents[arms["L"][0]]) in trunk[:-1]
+
+
+def _height_guessed(clip: Clip, parents: np.ndarray, bone: np.ndarray, end_len: np.ndarray, main: np.ndarray,
+                    up: np.ndarray, legs: Mapping[str, list[int]], feet: Mapping[str, list[int]],
+                    head: int | None, hanging: Sequence[tuple[int, int, int]]) -> tuple[float, str]:
+    """(standing height in file units, what it was read from) for part of a body: from the legs
+    (thigh and shin, _LEG_OF_HEIGHT of a height; at least sole to the spine's top), else from the
+    arms (the pair that hangs nearest the root, _ARM_OF_HEIGHT), else the rest pose's tips."""
+    if legs:
+        thigh_shin = max(float(bone[leg[1:leg.index(feet[s][0]) + 1]].sum()) for s, leg in legs.items())
+        measured = _height(clip, parents, bone, end_len, main, up, feet, head) if head is not None else 0.0
+        return max(thigh_shin / _LEG_OF_HEIGHT, measured), "the legs' length"
+    if hanging:
+        _, c1, c2 = min(hanging, key=lambda p: len(skeleton.chain(parents, p[0])))
+        arm = max(float(bone[path[1:]].sum() + end_len[path[-1]])
+                  for path in (_main_path(main, c1), _main_path(main, c2)))
+        if arm > 0.0:
+            return arm / _ARM_OF_HEIGHT, "the arms' length"
+    return skeleton.height(parents, clip.offsets, clip.end_parents, clip.end_offsets, up), "the rest pose"
 
 
 # -- printing --------------------------------------------------------------------------------------

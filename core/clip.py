@@ -39,6 +39,14 @@ COMMON_FPS = (24.0, 25.0, 30.0, 48.0, 50.0, 60.0, 72.0, 90.0, 100.0, 120.0, 125.
 _LOOP_SECONDS = 3.0
 _SEAM_STEPS = 0.6
 
+# A reference pose before the motion: the upper quartile of the joints' jumps into frame 1 over
+# their 99th-percentile step (and of the break in their motion there, third differences, over
+# theirs) exceeds this. Real starts of the tests' takes reach 1.1 at 24-120 fps, reference poses
+# (CMU's T-poses, rest poses that do not stand) 1.9 and more, most of them 5-200.
+_START_JUMP = 1.5
+# Frames (4 in a row each) the typical steps are read from, spread over a long take.
+_START_SAMPLES = 256
+
 # Constructor arguments the body map is read from: a copy that changes one reads its own.
 _BODY_INPUTS = ("names", "parents", "offsets", "end_parents", "end_offsets", "root", "up", "forward",
                 "meters_per_unit")
@@ -264,8 +272,10 @@ class Clip:
 
     @property
     def motion_start(self) -> int:
-        """First captured frame: 1 when frame 0 is a converter T-pose (its pose step to frame 1 is
-        more than 3x the clip's 99th-percentile step), else 0."""
+        """First captured frame: 1 when frame 0 is a reference pose (a converter's T-pose, a bind
+        pose) before the motion: most joints jump into frame 1 further than they step anywhere
+        after it (over 1.5x their 99th-percentile step, in world positions), breaking the
+        motion's continuity as much; else 0."""
         if self._motion_start is None:
             self._motion_start = self._find_motion_start()
         return self._motion_start
@@ -306,12 +316,26 @@ class Clip:
         return step > 0.0 and seam < _SEAM_STEPS * step
 
     def _find_motion_start(self) -> int:
-        if self.n_frames < 3 or self.n_joints == 0:
+        if self.n_frames < 5 or self.n_joints == 0:
             return 0
-        # Mean joint angle per frame step: robust to the odd thumb that flips 180 degrees, while a
-        # converter T-pose moves most joints 80+ degrees at once.
-        step = quat.angle(self.rotations[1:], self.rotations[:-1]).mean(axis=-1)
-        return int(step[0] > 3.0 * np.percentile(step, 99))
+        # A reference pose (a converter's T-pose, a bind pose) one frame before the motion makes
+        # the joints jump into frame 1 further than they ever move in a frame after it, and
+        # breaks the motion's continuity there. Both are read from world positions (relative to
+        # the root, and the root's own), joint by joint against that joint's own steps, so they
+        # hold at any rate: at 30 fps a walk's steps are four times 120 fps's, a T-pose's jump is
+        # the same. Not the body map's: it samples frames from motion_start on.
+        r = self.first_moving_root()
+        ahead = self.n_frames - 4
+        picks = np.arange(1, ahead + 1) if ahead <= _START_SAMPLES else np.unique(
+            np.linspace(1, ahead, _START_SAMPLES).astype(np.int64))
+        frames = np.concatenate([np.arange(4), (picks[:, None] + np.arange(4)).reshape(-1)])
+        _, wpos = quat.fk(self.rotations[frames], self.positions[frames], self.parents)
+        rel = wpos - wpos[:, r:r + 1]
+        rel[:, r] = wpos[:, r]
+        x = rel.reshape(-1, 4, *rel.shape[1:])  # [1 + samples, 4 frames, J, 3]
+        step = np.linalg.norm(x[:, 1] - x[:, 0], axis=-1)
+        jerk = np.linalg.norm(np.diff(x, 3, axis=1)[:, 0], axis=-1)
+        return int(_jumps(step) and _jumps(jerk))
 
     # -- motion -----------------------------------------------------------------------------
     def fk(self) -> tuple[np.ndarray, np.ndarray]:
@@ -442,6 +466,17 @@ class Clip:
         label = f"{self.name!r}, " if self.name else ""
         return (f"Clip({label}{self.n_joints} joints, {self.n_frames} frames at {self.fps:g} fps, "
                 f"{len(self.events)} event tracks{', loop' if self.loop else ''})")
+
+
+def _jumps(x: np.ndarray) -> bool:
+    """Whether row 0 of per-joint magnitudes [1 + n, J] stands out from the rows after it: the
+    joints' ratios to their own 99th percentile, at the upper quartile over joints (a few
+    joints may not move much, a few may be noisy), above _START_JUMP."""
+    typical = np.percentile(x[1:], 99, axis=0)
+    moving = typical > 0.0
+    if not moving.any():
+        return False
+    return bool(np.percentile(x[0, moving] / typical[moving], 75) > _START_JUMP)
 
 
 def _float_array(x: Any, shape: tuple[int | None, ...], what: str) -> np.ndarray:

@@ -19,9 +19,14 @@ between frames by the parabola through the peak. A threshold alone misplaces it:
 ends the drop at 0.5-1 m/s and the foot then rolls for 10-15 frames before it is still, and a
 foot that skates on landing (CMU 09_12) slides on at about 1 m/s for a tenth of a second.
 
-Lift (the contact's end): the speed crossing `exit_mps`, interpolated between frames. The toe
-accelerates steadily off the floor, so this comes a few frames after it leaves (lifts have no
-hand labels to be checked against).
+Lift (the contact's end): where the speed crosses `speed_mps` for good (the foot's last slow
+frame), or crosses `exit_mps`, or the foot's last point leaves the floor, whichever comes first,
+interpolated between frames (lifts have no hand labels to be checked against).
+
+A contact ends where the foot lifts or travels (`_split`): a run the hysteresis made is cut where
+the foot's lowest point rises off its local standing height between frames on the floor, and
+where its least moving point has spread over 0.14 leg lengths (the frames around the fastest
+move are taken out: a step when faster than a contact and farther than that, else a slide).
 
 Times are seconds (frame index / fps, so frame 0 is 0 s); frames are 0-based indices.
 """
@@ -37,6 +42,7 @@ import numpy as np
 
 from . import body, quat, skeleton
 from .clip import Clip
+from .root import foot_lead, lead_passes
 
 # Central differences reach this far each side: two frames at 120 fps, past one frame's jitter.
 _SPEED_SECONDS = 1.0 / 60.0
@@ -58,6 +64,20 @@ _TOUCH_LEGS = 0.012  # with its leading point within 1 cm of its standing height
 _KNEE_AFTER_LANDING = 0.05  # seconds: the knee is looked for this long after the landing
 _REST = 0.05  # a foot this far from stance to swing speed has come to rest
 _LIFT_LEGS = 0.018  # a planted foot lifts when its nearest point rises 1.5 cm
+# A contact ends where the foot lifts or travels: its lowest point rises this far off its standing
+# height between two frames on the floor (2 cm for a 0.85 m leg: mocap jitter is under 1 cm), or
+# the point of it that moves least spreads over more than this (12 cm, the diagonal of the box
+# around each point bounding it: a heel strike's roll and a heel-off stay under it, a shuffle
+# step does not).
+_AIR_LEGS = 0.04
+_TRAVEL_LEGS = 0.14
+# A lift comes before the least moving point has spread over this many times that (a loop's
+# seam or the push-off's speed-up must not cut a stance short).
+_TRIM = 1.2
+# A touchdown is where the foot has arrived: its lowest point within this of its standing height.
+_ARRIVED_LEGS = 0.03
+# Seconds each side over which a long contact's standing heights are read (a floor, a stance).
+_STAND_SECONDS = 0.5
 
 FootSpec = Mapping[str, str | int | Sequence[str | int]]
 
@@ -68,14 +88,15 @@ class _Detection(NamedTuple):
     mask: np.ndarray
     downs: np.ndarray
     ups: np.ndarray
+    slides: np.ndarray = np.zeros(0, np.int64)  # [k] frames where a contact was cut as the foot slid
 
 
 def default_feet(clip: Clip) -> dict[str, list[int]]:
     """{'L': [ankle, ...joints below], 'R': [...]}: the feet of the body map (`clip.body`).
-    ValueError saying what was tried when it found no legs."""
+    body.NoLegsError (a ValueError) saying what was looked for and how to pick the feet when it
+    found no legs."""
     body = clip.body
-    if not body.feet:
-        raise ValueError(f"no legs found: {body.problem}")
+    body.check_legs(clip.name)
     return {side: list(joints) for side, joints in body.feet.items()}
 
 
@@ -83,7 +104,8 @@ def contacts(clip: Clip, *, feet: FootSpec | None = None, speed_mps: float | Non
              floor: str | float | None = "local", min_duration: float = 0.05,
              frames: tuple[int, int | None] | None = None, window: int | None = None,
              exit_mps: float | None = None, height_m: float | None = None,
-             floor_seconds: float = 1.0, thresholds: Thresholds | None = None) -> dict[str, np.ndarray]:
+             floor_seconds: float = 1.0, thresholds: Thresholds | None = None,
+             split_slides: bool = True) -> dict[str, np.ndarray]:
     """{foot: bool [T]}: the frames where each foot is planted (False outside the analysed range).
 
     feet: None for the body map's feet, keys 'L' and 'R' (default_feet); {name: ankle} by joint
@@ -109,10 +131,13 @@ def contacts(clip: Clip, *, feet: FootSpec | None = None, speed_mps: float | Non
     window: odd length in frames of the median filter on the speed (1: none). Default: the odd
         count nearest 1/24 s (5 frames at 120 fps, 3 at 60, none at 30 and below), so that the
         filter spans the same time at any frame rate.
+    split_slides: a contact ends where the foot slides over the floor (its least moving point
+        spreading over 0.14 leg lengths without a step); False: it goes on (what foot locking
+        holds still: `footlock.lock_feet` detects so, and Lock Feet in Blender).
     """
     found = _detect(clip, feet=feet, speed_mps=speed_mps, floor=floor, min_duration=min_duration,
                    frames=frames, window=window, exit_mps=exit_mps, height_m=height_m,
-                   floor_seconds=floor_seconds, thresholds=thresholds)
+                   floor_seconds=floor_seconds, thresholds=thresholds, split_slides=split_slides)
     return {name: d.mask for name, d in found.items()}
 
 
@@ -120,7 +145,8 @@ def footsteps(clip: Clip, *, lifts: bool = False, feet: FootSpec | None = None,
               speed_mps: float | None = None, floor: str | float | None = "local",
               min_duration: float = 0.05, frames: tuple[int, int | None] | None = None,
               window: int | None = None, exit_mps: float | None = None, height_m: float | None = None,
-              floor_seconds: float = 1.0, thresholds: Thresholds | None = None) -> dict[str, np.ndarray]:
+              floor_seconds: float = 1.0, thresholds: Thresholds | None = None,
+              split_slides: bool = True) -> dict[str, np.ndarray]:
     """{"FootDown_L": times, "FootDown_R": times}: touchdowns in seconds (frame / fps), sorted,
     sub-frame; with lifts=True also "FootUp_L" and "FootUp_R". Keys follow the names of `feet`.
 
@@ -132,7 +158,7 @@ def footsteps(clip: Clip, *, lifts: bool = False, feet: FootSpec | None = None,
     """
     found = _detect(clip, feet=feet, speed_mps=speed_mps, floor=floor, min_duration=min_duration,
                    frames=frames, window=window, exit_mps=exit_mps, height_m=height_m,
-                   floor_seconds=floor_seconds, thresholds=thresholds)
+                   floor_seconds=floor_seconds, thresholds=thresholds, split_slides=split_slides)
     out = {f"FootDown_{name}": d.downs / clip.fps for name, d in found.items()}
     doubt = _doubt(clip, found)
     if doubt:
@@ -156,19 +182,10 @@ def step_seconds(clip: Clip) -> float | None:
     other (by a tenth of a leg each way); None when it passes fewer than three times (a take that
     stands, or too short to tell). The take's cadence whatever its speed: people step every
     0.3-0.8 s, so a take that steps every 2 s plays slower than it was recorded."""
-    b = clip.body
-    if not b.feet or clip.n_frames < 3:
+    if not clip.body.feet or clip.n_frames < 3:
         return None
-    wrot, wpos = clip.fk()
-    up = b.up
-    facing = quat.mul_vec(wrot[:, b.root], b.forward)
-    facing = facing - (facing @ up)[:, None] * up
-    facing /= np.maximum(np.linalg.norm(facing, axis=-1, keepdims=True), 1e-300)
-    lead = ((wpos[:, b.feet["L"][0]] - wpos[:, b.feet["R"][0]]) * facing).sum(axis=-1) * clip.meters_per_unit
-    h = _LEAD_LEGS * _leg_m(clip, foot_points(clip))
-    side = np.where(lead > h, 1, np.where(lead < -h, -1, 0))
-    frames = np.flatnonzero(side)
-    passes = frames[1:][side[frames][1:] != side[frames][:-1]]
+    lead = foot_lead(clip) * clip.meters_per_unit
+    passes = lead_passes(lead, _LEAD_LEGS * _leg_m(clip, foot_points(clip)))
     if len(passes) < 3:
         return None
     return float(np.median(np.diff(passes))) / clip.fps
@@ -179,7 +196,8 @@ def _contacts_keeping_fk(clip: Clip) -> tuple[dict[str, np.ndarray], dict[str, A
     `_seen`; empty when the take is too short to read): `footlock.lock_feet` reuses it."""
     fk: dict[str, Any] = {}
     found = _detect(clip, feet=None, speed_mps=None, floor="local", min_duration=0.05, frames=None,
-                    window=None, exit_mps=None, height_m=None, floor_seconds=1.0, fk_out=fk)
+                    window=None, exit_mps=None, height_m=None, floor_seconds=1.0, fk_out=fk,
+                    split_slides=False)
     return {name: d.mask for name, d in found.items()}, fk
 
 
@@ -188,22 +206,39 @@ class ContactWarning(UserWarning):
 
 
 def _doubt(clip: Clip, found: Mapping[str, _Detection]) -> str:
-    """What looks wrong about two feet's touchdowns, '' when nothing does."""
-    if len(found) != 2:
-        return ""
-    (a, da), (b, db) = found.items()
-    planted = {a: bool(da.mask.any()), b: bool(db.mask.any())}
-    if planted[a] != planted[b]:
-        never = a if not planted[a] else b
-        return f"foot {never} never plants while the other does"
-    t = np.concatenate([da.downs, db.downs])
-    if t.size < 4:
-        return ""
-    side = np.concatenate([np.zeros(da.downs.size), np.ones(db.downs.size)])[np.argsort(t, kind="stable")]
-    repeats = int(np.count_nonzero(side[1:] == side[:-1]))
-    if repeats * 2 > t.size - 1:
-        return f"the feet do not alternate ({repeats} of {t.size - 1} steps repeat a foot)"
-    return ""
+    """What looks wrong about two feet's touchdowns, naming the take's frames (0-based), '' when
+    nothing does: a foot that never plants, a foot that steps twice in a row, a contact cut where
+    the foot slid on the floor without a step."""
+    doubts = []
+    if len(found) == 2:
+        (a, da), (b, db) = found.items()
+        planted = {a: bool(da.mask.any()), b: bool(db.mask.any())}
+        if planted[a] != planted[b]:
+            never = a if not planted[a] else b
+            return f"foot {never} never plants while the other does"
+        t = np.concatenate([da.downs, db.downs])
+        order = np.argsort(t, kind="stable")
+        t = t[order]
+        side = np.concatenate([np.zeros(da.downs.size), np.ones(db.downs.size)])[order]
+        again = np.flatnonzero(side[1:] == side[:-1]) + 1
+        if again.size:
+            pairs = [f"{(a, b)[int(side[i])]} at frames {_frames(t[i - 1])} and {_frames(t[i])}"
+                     for i in again[:6]]
+            more = f" and {again.size - 6} more" if again.size > 6 else ""
+            head = (f"the feet do not alternate ({again.size} of {t.size - 1} steps repeat a foot)"
+                    if again.size * 2 > t.size - 1 else f"a foot steps twice in a row ({again.size} of "
+                    f"{t.size - 1} steps)")
+            doubts.append(f"{head}: {', '.join(pairs)}{more}")
+    for name, d in found.items():
+        if d.slides.size:
+            at = ", ".join(_frames(f) for f in d.slides[:6]) + (" ..." if d.slides.size > 6 else "")
+            doubts.append(f"foot {name} slides on the floor without a step (its contact is cut at frame"
+                          f"{'s' if d.slides.size > 1 else ''} {at})")
+    return "; ".join(doubts)
+
+
+def _frames(f: float) -> str:
+    return str(round(float(f)))
 
 
 def phase(clip: Clip, steps: Mapping[str, Any] | None = None, ref_foot: str = "L", *,
@@ -269,6 +304,8 @@ class Thresholds(NamedTuple):
     touch_mps: float  # and the foot slower than this
     rest_mps: float  # a foot this slow has come to rest: the touchdown is before
     lift_m: float  # a planted foot whose nearest point rises this far off its standing height lifts
+    air_m: float  # a contact whose lowest point rises this far off it between two frames down is two
+    travel_m: float  # one whose least moving point spreads over more than this (m) is two
     leg_m: float  # hip to ankle
     stance_seen_mps: float  # the take's planted-foot speed (5th percentile of both feet)
     swing_seen_mps: float  # its swing speed (98th percentile)
@@ -285,7 +322,7 @@ def _detect(clip: Clip, *, feet: FootSpec | None, speed_mps: float | None, floor
             min_duration: float, frames: tuple[int, int | None] | None, window: int | None,
             exit_mps: float | None, height_m: float | None, floor_seconds: float,
             thresholds: Thresholds | None = None,
-            fk_out: dict[str, Any] | None = None) -> dict[str, _Detection]:
+            fk_out: dict[str, Any] | None = None, split_slides: bool = True) -> dict[str, _Detection]:
     """{foot: _Detection}: what contacts() and footsteps() report, onsets and lifts in frames.
     fk_out: filled with the feet's FK over every frame (see `_seen`)."""
     if speed_mps is not None:
@@ -334,24 +371,28 @@ def _detect(clip: Clip, *, feet: FootSpec | None, speed_mps: float | None, floor
     reach = _KNEE_AFTER_LANDING * fps
     out = {}
     for name, s in seen.speeds.items():
-        mask, downs, ups = _track(s, s < th.speed_mps, s < th.exit_mps, near[name], down[name], th,
-                                  min_frames, knee_frames, reach, loop)
+        mask, downs, ups, slides = _track(s, s < th.speed_mps, s < th.exit_mps, near[name], down[name], th,
+                                  min_frames, knee_frames, reach, loop, seen.points[name], fps,
+                                  seen.travel, split_slides)
         full = np.zeros(T, bool)
         full[first:stop] = mask
         if loop and stop < T:  # the repeated seam frame is frame 0 again
             full[stop:] = mask[0]
-        out[name] = _Detection(full, downs + first, ups + first)
+        out[name] = _Detection(full, downs + first, ups + first, slides + first)
     return out
 
 
 class _Seen(NamedTuple):
-    """Per-foot speed [n] (m/s) and point heights [n, K] (m, along up) over frames first..stop."""
+    """Per-foot speed [n] (m/s), point heights [n, K] (m, along up) and points over frames
+    first..stop."""
 
     first: int
     stop: int
     loop: bool
     speeds: dict[str, np.ndarray]
     heights: dict[str, np.ndarray]
+    points: dict[str, np.ndarray]  # [n, K, 3] the foot's points (m)
+    travel: np.ndarray  # [3] m: how far a loop moves on over the floor each cycle
 
 
 def _measure(clip: Clip, feet: FootSpec | None, frames: tuple[int, int | None] | None,
@@ -377,7 +418,7 @@ def _measure(clip: Clip, feet: FootSpec | None, frames: tuple[int, int | None] |
                           height_m=height_m if height_m is not None else _HEIGHT_LEGS * leg,
                           swing_mps=max(_SWING * swing, leave), touch_m=_TOUCH_LEGS * leg,
                           touch_mps=_TOUCH * swing, rest_mps=min(stance + _REST * spread, seed),
-                          lift_m=_LIFT_LEGS * leg,
+                          lift_m=_LIFT_LEGS * leg, air_m=_AIR_LEGS * leg, travel_m=_TRAVEL_LEGS * leg,
                           leg_m=leg, stance_seen_mps=stance,
                           swing_seen_mps=swing)
 
@@ -402,6 +443,8 @@ def _seen(clip: Clip, points: Mapping[str, tuple[list[int], list[int]]],
         window = 2 * int(fps * _MEDIAN_SECONDS // 2) + 1
     speeds: dict[str, np.ndarray] = {}
     heights: dict[str, np.ndarray] = {}
+    where: dict[str, np.ndarray] = {}
+    travel = np.zeros(3)
     if n >= 2:
         # FK along the chains down to the feet and the root only: a third of a skeleton's joints.
         used = ({int(j) for joints, _ in points.values() for k in joints
@@ -415,7 +458,6 @@ def _seen(clip: Clip, points: Mapping[str, tuple[list[int], list[int]]],
         if fk_out is not None:
             fk_out.update(index=index, local=local, rotations=rot, positions=pos)
             rot, pos = rot[:, :, first:], pos[:, :, first:]
-        travel = np.zeros(3)
         if loop:
             # The frame after the last is frame 0 moved on by one cycle's travel over the floor.
             root = pos[index[clip.root]].T * m
@@ -436,7 +478,8 @@ def _seen(clip: Clip, points: Mapping[str, tuple[list[int], list[int]]],
             speeds[name] = _median(_speed(p, span, fps, loop, travel), window, loop)
             # Along an axis, the coordinate itself (what the dot product gives, without its cost).
             heights[name] = p[..., axis] * up[axis] if axis is not None else p @ up
-    return _Seen(first, stop, loop, speeds, heights)
+            where[name] = p
+    return _Seen(first, stop, loop, speeds, heights, where, travel)
 
 
 def _leg_m(clip: Clip, points: Mapping[str, tuple[list[int], list[int]]]) -> float:
@@ -453,19 +496,26 @@ def _leg_m(clip: Clip, points: Mapping[str, tuple[list[int], list[int]]]) -> flo
 
 def _track(s: np.ndarray, slow: np.ndarray, moving_slowly: np.ndarray, near: np.ndarray, above: np.ndarray,
            th: Thresholds, min_frames: int, knee_frames: int, reach: float,
-           loop: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One foot over n frames: (mask [n], onsets, lifts), the times in fractional frames.
-    `above` [n, K] is how far (m) each of the foot's points is above the floor."""
+           loop: bool, points: np.ndarray, fps: float,
+           travel: np.ndarray,
+           split_slides: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One foot over n frames: (mask [n], onsets, lifts, slides), the times in fractional frames,
+    slides the frames where a contact was cut as the foot slid on the floor (no step).
+    `above` [n, K] is how far (m) each of the foot's points is above the floor, `points` [n, K, 3]
+    where they are (m)."""
     n = s.size
     exit_mps = th.exit_mps
     seed, grow = slow & near, moving_slowly & near
     shift = 0
     if loop:
         if grow.all():
-            return np.full(n, bool(seed.any())), np.zeros(0), np.zeros(0)
+            return np.full(n, bool(seed.any())), np.zeros(0), np.zeros(0), np.zeros(0, np.int64)
         # Start the cycle at its fastest free frame: no contact wraps past it.
         shift = int(np.argmax(np.where(grow, -np.inf, s)))
-        s, seed, grow, near, above = (np.roll(x, -shift, axis=0) for x in (s, seed, grow, near, above))
+        s, seed, grow, near, above, points = (np.roll(x, -shift, axis=0)
+                                              for x in (s, seed, grow, near, above, points))
+        if shift:
+            points[n - shift:] += travel  # the frames after the seam, a cycle on
     starts, stops = runs(grow)
     seeds = np.concatenate([[0], np.cumsum(seed)])
     keep = seeds[stops] > seeds[starts]  # a contact gets slow at least once
@@ -476,8 +526,28 @@ def _track(s: np.ndarray, slow: np.ndarray, moving_slowly: np.ndarray, near: np.
         short = (starts[1:] - stops[:-1]) < min_frames
         starts = starts[np.concatenate([[True], ~short])]
         stops = stops[np.concatenate([~short, [True]])]
+    # Cut where the foot lifts or travels, then each piece is a contact when it gets slow (or
+    # runs off an end); gaps shorter than min_frames are filled again (a lift that brief is
+    # none; a cut for travel leaves none that short) and shorter contacts dropped.
+    starts, stops, slid_in, slid_out, stepped = _split(starts, stops, s, seed, above, points, th, fps,
+                                                       min_frames)
+    if not split_slides and starts.size > 1:
+        # A slide's cut undone: the two pieces are one contact again.
+        join = slid_out[:-1] & slid_in[1:] & ~stepped[1:]
+        head, tail = np.concatenate([[True], ~join]), np.concatenate([~join, [True]])
+        starts, slid_in, stepped = starts[head], slid_in[head], stepped[head]
+        stops, slid_out = stops[tail], slid_out[tail]
+    keep = seeds[stops] > seeds[starts]
+    if not loop:
+        keep |= (starts == 0) | (stops == n)
+    starts, stops, slid_in, slid_out, stepped = (x[keep] for x in (starts, stops, slid_in, slid_out, stepped))
+    if starts.size > 1:
+        short = (starts[1:] - stops[:-1]) < min_frames
+        head, tail = np.concatenate([[True], ~short]), np.concatenate([~short, [True]])
+        starts, slid_in, stepped = starts[head], slid_in[head], stepped[head]
+        stops, slid_out = stops[tail], slid_out[tail]
     long = (stops - starts) >= min_frames
-    starts, stops = starts[long], stops[long]
+    starts, stops, slid_in, slid_out, stepped = (x[long] for x in (starts, stops, slid_in, slid_out, stepped))
 
     # Every contact at once (a 30 fps take has a contact every 16 frames). Contact k owns the
     # frames since its predecessor's end, [stops[k - 1], stops[k]): its touchdown and lift are
@@ -485,6 +555,7 @@ def _track(s: np.ndarray, slow: np.ndarray, moving_slowly: np.ndarray, near: np.
     K = starts.size
     downs, ups = starts.astype(np.float64), (stops - 1).astype(np.float64)
     has_down, has_up = np.ones(K, bool), np.ones(K, bool)
+    slides = np.zeros(0, np.int64)
     if K:
         since = np.concatenate([[0], stops[:-1]])
         end = int(stops[-1])
@@ -513,6 +584,9 @@ def _track(s: np.ndarray, slow: np.ndarray, moving_slowly: np.ndarray, near: np.
         find = np.flatnonzero(~edge & ~standing)
         a, fs, sw, since_f = starts[find], first_slow[find], swung[find], since[find]
         lo = np.maximum(np.where(sw >= 0, sw, since_f), _last_true(~near)[fs] + 1)
+        # Never before the fastest frame since the last contact (a shuffle's swing that never
+        # reached swing speed: its climb is no landing).
+        lo = np.maximum(lo, _argmax_windows(s, since_f, fs))
         # The knee of the speed's fall as the foot reaches the floor: never while it is still
         # above the floor and moving fast (at a low frame rate the knee of 2-frame slopes comes
         # early), nor long after it landed (a foot that lands flat falls to rest without a knee).
@@ -539,6 +613,34 @@ def _track(s: np.ndarray, slow: np.ndarray, moving_slowly: np.ndarray, near: np.
         crossing = ~rises & has_up & (s_next[b] >= exit_mps) & (exit_mps > s[b - 1])
         b = b[crossing]
         ups[crossing] = b - 1 + (exit_mps - s[b - 1]) / (s_next[b] - s[b - 1])
+        # The foot has left once it speeds up past the contact speed for good: its last slow
+        # frame before the end, where the speed crosses th.speed_mps (the lift speed comes a
+        # few frames later, with the foot already on its way).
+        gone = _last_true(seed)[stops - 1]
+        early = has_up & (gone >= starts) & (gone < stops - 1) & (gone + 1 < n)
+        g = gone[early]
+        cross = g + (th.speed_mps - s[g]) / np.maximum(s_next[g + 1] - s[g], 1e-12)
+        ups[early] = np.minimum(ups[early], np.clip(cross, g, g + 1))
+        # A touchdown is where the foot has arrived: on a frame with its lowest point near its
+        # standing height (a slow landing's knee can come while it is still coming down).
+        at = np.minimum(np.ceil(downs - 1e-9).astype(np.int64), end - 1)
+        late = has_down & (down[np.maximum(at, 0)] > _ARRIVED_LEGS * th.leg_m)
+        arrived = np.append(_next_true(down <= _ARRIVED_LEGS * th.leg_m), end)[np.maximum(at, 0)]
+        move = late & (arrived < stops)
+        downs[move] = arrived[move]
+        # Pieces of a contact cut where the foot moved on the floor begin and end at the cut;
+        # only a move faster than a contact gets (a shuffle step) is a footstep.
+        downs[slid_in] = starts[slid_in]
+        ups[slid_out] = stops[slid_out] - 1
+        # (a piece dropped as too short leaves its neighbour a touchdown or a lift of its own)
+        slide = np.append(slid_in[1:] & ~stepped[1:], False) & slid_out
+        has_up[slide] = False
+        slides = stops[slide]
+        has_down[np.insert(slide[:-1], 0, False)] = False
+        # A lift comes before the foot has travelled: where the contact's least moving point
+        # has spread over th.travel_m by the lift speed, the lift is the frame before.
+        ups = _lift_before_travel(downs, ups, first_slow, _last_true(seed)[stops - 1], points,
+                                  _TRIM * th.travel_m)
     # The knees may shorten a contact: the minimum duration holds for what is reported (not for
     # a contact running off either end of a clip: it goes on outside it).
     first = np.ceil(downs - 1e-9).astype(np.int64)
@@ -548,8 +650,178 @@ def _track(s: np.ndarray, slow: np.ndarray, moving_slowly: np.ndarray, near: np.
     first, last = first[long], last[long]
     mask = _cover(first, last, n)
     if loop:
-        return np.roll(mask, shift), np.sort(np.mod(downs + shift, n)), np.sort(np.mod(ups + shift, n))
-    return mask, downs[has_down], ups[has_up]
+        return (np.roll(mask, shift), np.sort(np.mod(downs + shift, n)), np.sort(np.mod(ups + shift, n)),
+                np.sort(np.mod(slides + shift, n)))
+    return mask, downs[has_down], ups[has_up], slides
+
+
+def _split(starts: np.ndarray, stops: np.ndarray, s: np.ndarray, seed: np.ndarray, above: np.ndarray,
+           points: np.ndarray, th: Thresholds, fps: float,
+           min_frames: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Contacts [starts, stops) cut where the foot lifts or travels: where its lowest point rises
+    more than th.air_m off its standing height between frames on the floor (those frames are the
+    swing of a step too slow or too low for the speed and height tests), and where the point of
+    it that moves least has spread over more than th.travel_m (a shuffle, a foot that slides):
+    there the frames around the fastest one, as long as they are faster than th.speed_mps (at
+    least that one), are the swing. The checks are cheap on all contacts at once; only the
+    contacts they flag are cut, one by one; a cut for travel leaves at least min_frames out.
+    Returns (starts, stops, slid_in, slid_out, stepped): the pieces, whether each begins or ends
+    at a cut for travel (the foot moved there, on the floor), and whether the move it begins
+    after was a step (faster than th.speed_mps and by more than th.travel_m: a shuffle)
+    rather than a slide."""
+    K = starts.size
+    none = np.zeros(K, bool)
+    if not K:
+        return starts, stops, none, none, none
+    lengths = stops - starts
+    offsets = np.cumsum(lengths) - lengths
+    idx = np.arange(int(lengths.sum())) + np.repeat(starts - offsets, lengths)  # the contacts' frames
+    owner = np.repeat(np.arange(K), lengths)
+    # Each point's lowest over the contact's slow frames (any frame where it has none): a flag
+    # that errs toward air (the contacts it flags are read again, frame by frame).
+    h = above[idx]
+    slow_h = np.where(seed[idx][:, None], h, np.inf)
+    stand = np.minimum.reduceat(slow_h, offsets, axis=0)
+    stand = np.where(np.isfinite(stand), stand, np.minimum.reduceat(h, offsets, axis=0))
+    low = (h - stand[owner]).min(axis=1)
+    air = low > th.air_m
+    # Air between two frames on the floor (a landing's or a lift's is the touchdown's and the lift's).
+    pos = np.arange(idx.size)
+    first_down = np.minimum.reduceat(np.where(air, idx.size, pos), offsets)
+    last_down = np.maximum.reduceat(np.where(air, -1, pos), offsets)
+    count = np.concatenate([[0], np.cumsum(air)])
+    inner_air = (last_down > first_down) & (count[np.maximum(last_down, 0)]
+                                            - count[np.minimum(first_down, idx.size - 1)] > 0)
+    # Travel over the frames on the floor: a box around each point (its diagonal bounds the
+    # largest distance between two of its positions), the least moving point's.
+    # From the first slow frame on: before it the foot is landing (and a heel strike's
+    # contact begins while it still rolls at the lift speed).
+    landing = idx < np.repeat(np.minimum(_next_true(seed)[starts], stops - 1), lengths)
+    out = (air | landing)[:, None, None]
+    lo_box = np.minimum.reduceat(np.where(out, np.inf, points[idx]), offsets, axis=0)
+    hi_box = np.maximum.reduceat(np.where(out, -np.inf, points[idx]), offsets, axis=0)
+    diag = np.sqrt(np.sum(np.square(np.nan_to_num(hi_box - lo_box, posinf=0.0, neginf=0.0)), axis=-1))
+    flagged = np.flatnonzero(inner_air | (diag.min(axis=1) > th.travel_m))
+    if not flagged.size:
+        return starts, stops, none, none, none
+    new_starts, new_stops = [starts[:flagged[0]]], [stops[:flagged[0]]]
+    slid: list[tuple[bool, bool, bool]] = [(False, False, False)] * int(flagged[0])
+    for i, k in enumerate(flagged):
+        a, b = int(starts[k]), int(stops[k])
+        on_floor = _local_height(above[a:b], seed[a:b], round(_STAND_SECONDS * fps)) <= th.air_m
+        if not on_floor.any():
+            on_floor[:] = True
+        pieces = [(a + u, a + v) for u, v in zip(*runs(on_floor), strict=True)]
+        # A landing's air goes with the first piece, a lift's with the last.
+        pieces[0] = (a, pieces[0][1])
+        pieces[-1] = (pieces[-1][0], b)
+        for u, v in pieces:
+            cut = _travels(u, v, s, points, th, min_frames)
+            for i_cut, (c, d, fast) in enumerate(cut):
+                new_starts.append(np.array([c]))
+                new_stops.append(np.array([d]))
+                slid.append((i_cut > 0, i_cut < len(cut) - 1, fast))
+        nxt = flagged[i + 1] if i + 1 < flagged.size else K
+        new_starts.append(starts[k + 1:nxt])
+        new_stops.append(stops[k + 1:nxt])
+        slid += [(False, False, False)] * int(nxt - k - 1)
+    flags = np.array(slid, bool).reshape(-1, 3)
+    return (np.concatenate(new_starts).astype(np.int64), np.concatenate(new_stops).astype(np.int64),
+            flags[:, 0], flags[:, 1], flags[:, 2])
+
+
+def _lift_before_travel(downs: np.ndarray, ups: np.ndarray, first_slow: np.ndarray, last_slow: np.ndarray,
+                        points: np.ndarray, limit: float) -> np.ndarray:
+    """Lifts `ups` moved back to where each contact's least moving point (of `points` [n, K, 3])
+    has spread over `limit` since its touchdown (since its first slow frame if it had by then:
+    a foot that skates as it lands), when that is after its last slow frame (as the foot speeds
+    up to lift; a contact made of several, by a min_duration that fills swings, stays). A box
+    around each point bounds its spread: only the
+    contacts whose box is larger are looked at frame by frame."""
+    a = np.maximum(np.ceil(downs - 1e-9).astype(np.int64), 0)
+    b = np.minimum(np.floor(ups + 1e-9).astype(np.int64), points.shape[0] - 1) + 1
+    some = np.flatnonzero(b - a > 1)
+    if not some.size:
+        return ups
+    size = b[some] - a[some]
+    offset = np.cumsum(size) - size
+    frames = np.arange(int(size.sum())) + np.repeat(a[some] - offset, size)
+    p = points[frames]
+    box = np.maximum.reduceat(p, offset, axis=0) - np.minimum.reduceat(p, offset, axis=0)
+    out = ups.copy()
+    for k in some[np.sqrt(np.sum(box * box, axis=-1)).min(axis=1) > limit]:
+        for start in (int(a[k]), max(int(a[k]), int(first_slow[k]))):
+            q = points[start:int(b[k])]
+            grown = np.maximum.accumulate(q, axis=0) - np.minimum.accumulate(q, axis=0)
+            past = np.flatnonzero(np.sqrt(np.sum(grown * grown, axis=-1)).min(axis=1) > limit)
+            if not past.size:
+                break
+            over = start + int(past[0])
+            if over > first_slow[k] + 1:
+                if over > last_slow[k]:
+                    out[k] = min(out[k], over - 1.0)
+                break
+    return out
+
+
+def _local_height(above: np.ndarray, slow: np.ndarray, radius: int) -> np.ndarray:
+    """[n] how far the lowest of the points rises above its own local standing height: the mean
+    of each point's heights `above` [n, K] over the `slow` frames within `radius` frames (the
+    floor under a long contact is not level, nor the foot's stance within it), by running sums."""
+    n = above.shape[0]
+    w = slow.astype(np.float64) if slow.any() else np.ones(n)
+    total = np.concatenate([np.zeros((1, above.shape[1])), np.cumsum(above * w[:, None], axis=0)])
+    count = np.concatenate([[0.0], np.cumsum(w)])
+    lo = np.maximum(np.arange(n) - radius, 0)
+    hi = np.minimum(np.arange(n) + radius + 1, n)
+    got = count[hi] - count[lo]
+    fallback = (above * w[:, None]).sum(axis=0) / max(w.sum(), 1.0)
+    stand = np.where(got[:, None] > 0, (total[hi] - total[lo]) / np.maximum(got, 1.0)[:, None], fallback)
+    return (above - stand).min(axis=1)
+
+
+def _travels(a: int, b: int, s: np.ndarray, points: np.ndarray, th: Thresholds,
+             min_frames: int) -> list[tuple[int, int, bool]]:
+    """Frames [a, b) of one contact cut into pieces [start, stop) over none of which the foot's
+    least moving point spreads beyond th.travel_m (see `_split`), each with whether the move
+    before it was a step (False for the first)."""
+    out = []
+    start, fast = a, False
+    slow = np.flatnonzero(s[a:b] < th.speed_mps)
+    # The landing before the first slow frame and the lift after the last are no travel.
+    begin, end = (a + int(slow[0]), a + int(slow[-1]) + 1) if slow.size else (a, b)
+    while True:
+        lo = max(start, begin)
+        if lo + 1 >= end:
+            break
+        # The box around each point from lo on (its diagonal bounds the spread), grown frame by
+        # frame: the first frame where the least moving point's passes the limit.
+        p = points[lo:end]
+        box = np.maximum.accumulate(p, axis=0) - np.minimum.accumulate(p, axis=0)
+        over = np.flatnonzero(np.sqrt(np.sum(box * box, axis=-1)).min(axis=1) > th.travel_m)
+        if not over.size:
+            break
+        t = lo + int(over[0])
+        # The move: around the fastest frame, as long as faster than a contact gets, and at
+        # least min_frames (shorter gaps are filled).
+        m = lo + 1 + int(np.argmax(s[lo + 1:t + 1]))
+        g0, g1 = m, m + 1
+        while g0 - 1 > lo and s[g0 - 1] > th.speed_mps:
+            g0 -= 1
+        while g1 < end and s[g1] > th.speed_mps:
+            g1 += 1
+        while g1 - g0 < min_frames and (g0 - 1 > lo or g1 < end):
+            if g0 - 1 > lo and (g1 >= end or s[g0 - 1] >= s[g1]):
+                g0 -= 1
+            else:
+                g1 += 1
+        out.append((start, g0, fast))
+        # A step when the foot got faster than a contact does and moved by the limit.
+        moved = np.sqrt(np.sum(np.square(points[min(g1, b - 1)] - points[g0 - 1]), axis=-1)).min()
+        start, fast = g1, bool(s[m] > th.speed_mps and moved > th.travel_m)
+    if start < b:
+        out.append((start, b, fast))
+    return out
 
 
 def _middles(x: np.ndarray, frames: np.ndarray, owner: np.ndarray, default: np.ndarray) -> np.ndarray:
@@ -640,6 +912,23 @@ def _bend(s: np.ndarray, w: int, loop: bool) -> np.ndarray:
     padded = np.pad(s, w, mode="wrap" if loop else "edge")
     slope = np.lib.stride_tricks.sliding_window_view(padded, w + 1) @ kernel  # slope[i]: s[i - w .. i]
     return slope[w:w + n] - slope[:n]
+
+
+def _argmax_windows(x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """[k] the first index of the largest x over each [lo, hi] (lo itself where hi < lo)."""
+    out = lo.copy()
+    some = np.flatnonzero(hi >= lo)
+    if not some.size:
+        return out
+    a, b = lo[some], hi[some]
+    size = b - a + 1
+    offset = np.cumsum(size) - size
+    frames = np.arange(int(size.sum())) + np.repeat(a - offset, size)
+    values = x[frames]
+    peak = np.repeat(np.maximum.reduceat(values, offset), size)
+    hit = np.where(values == peak, np.arange(frames.size), frames.size)
+    out[some] = frames[np.minimum.reduceat(hit, offset)]
+    return out
 
 
 def _knees(bend: np.ndarray, lo: np.ndarray, hi: np.ndarray, default: np.ndarray) -> np.ndarray:

@@ -1,24 +1,25 @@
 """Foot locking: planted feet held where they landed, by two-bone IK on the legs.
 
-During each contact the foot's pivot, the point it stands on, stays where it was planted: each
-step, the ankle moves only as the foot rolls about the point of it (ankle, ball, toe tips) that
-moves least in the source over that step, so the heel holds after touchdown and the ball or toe
-once the heel lifts, and a source that slides (or whose root was sped up) no longer does. The foot
-keeps the source's roll and pitch (a heel-off stays a heel-off) and its yaw about up is held at
-the touchdown's (the twist of its rotation since then is taken off). What changes is a per-frame
-offset of the ankle (position and a yaw) from the source; it is zero at touchdown by construction,
-so a lock is at full strength on the touchdown frame, and after the lift it fades out with a
-smoothstep over `blend_time`, or over as long as keeps its average speed under FADE_SPEED, and by
-the next touchdown at the latest. The legs (hip, knee, ankle) are solved by `ik.two_bone`, the
-knee bending in its own plane (`ik.solve`, on the component-major layout the FK of the chains
-to the feet leaves: [joint, component, frame]); the root, the upper body and the toes' local
-rotations are untouched, and so are bone lengths. Outside the locks no leg joint turns further in
-a frame than its largest step in the source (`_limit_steps`).
+During each contact the foot's pivot, the point it stands on, stays put: each step, the ankle
+moves only as the foot rolls (or turns) about the point of it (ankle, ball, toe tips) that moves
+least in the source over that step, so the heel holds after touchdown and the ball or toe once
+the heel lifts, and a source that slides (or whose root was sped up) no longer does. The foot
+keeps the source's rotation. It is held where the source's pivot is on average over the contact
+(by at most MEAN_SHIFT from where it is when the lock is full), never below where the source
+stood it in that contact. A lock eases in from the touchdown over the landing foot's
+deceleration, full at most `ease_in` after it (`_locks`), and is let go from the lift, where the
+source foot speeds up for good, by fading the IK's correction to each leg joint (`_faded`).
+The legs (hip, knee, ankle) are solved by `ik.solve` with each knee's hinge and the take's
+straightest knee (`_knee`: never straighter, never to the other side), on the component-major
+layout the FK of the chains to the feet leaves ([joint, component, frame]); the root (unless
+`lower_pelvis`), the upper body and the toes' local rotations are untouched, and so are bone
+lengths. Outside the locks no leg joint turns further in a frame than its largest step in the
+source (`_limit_steps`).
 
 Only what the locks touch is worked on: each foot's locks on its contact frames (`_locks`), the
-IK of both legs at once on the frames where a lock holds or fades (laid end to end, each leg's
-in time order), the step limit on the frames around the steps it spreads; every other frame is
-the source's, copied.
+IK of both legs at once on the frames where a lock holds (laid end to end, each leg's in time
+order), the let-go on the frames after each lift, the step limit on the frames around the steps
+it spreads; every other frame is the source's, copied.
 """
 
 from __future__ import annotations
@@ -41,6 +42,11 @@ Array = npt.NDArray[np.float64]
 
 # Seconds over which a lock fades out after the lift, by default.
 BLEND_TIME = 0.1
+# A lock is full at most this long after the touchdown (easing in over the foot's deceleration).
+EASE_IN = 0.1
+# Meters: how far a lock may hold the foot from where the source has it at the anchor, toward
+# where the source's pivot is on average over the contact.
+MEAN_SHIFT = 0.02
 # m/s: the most a fading lock moves the foot on average.
 FADE_SPEED = 0.5
 # Steps are kept this fraction under the source's largest (rounding stays under it too).
@@ -51,10 +57,6 @@ _SHORT_M = 0.01
 
 class FootLockWarning(UserWarning):
     """A locked foot could not be held where it was planted (the leg is too short there)."""
-
-
-def _wrap(x: Array) -> Array:
-    return (x + np.pi) % (2.0 * np.pi) - np.pi
 
 
 class _Leg:
@@ -73,63 +75,106 @@ class _Leg:
 
 
 def _locks(up: Array, meters_per_unit: float, fps: float, T: int, blend_frames: int, starts: np.ndarray,
-           stops: np.ndarray, A: Array, Q: Array, P: Array) -> tuple[np.ndarray, Array, ik.Quat, Array]:
+           stops: np.ndarray, A: Array, P: Array, after: Array, begin: int = 0,
+           ease_in: float = 0.1) -> tuple[np.ndarray, Array, Array]:
     """One foot's locks over its contacts (runs [starts, stops) of a [T] mask), on the contact
-    frames only, laid end to end: A [3, n] the ankle's positions, Q [4, n] its world rotations and
-    P [K, 3, n] the foot's points (ankle, ball, toe tips), world frame, file units,
-    component-major. Returns (frames [N], position offset [3, N], yaw (w, x, y, z) [N], weight [N])
-    over the frames the locks touch, in time order: the contact frames and after each lift those
-    the lock fades out over (the IK's straight legs take the bend of the nearest frame in that
-    order). The ankle's target is its position + weight offset, its world rotation yaw times
-    the source's (yaw is a rotation about up)."""
+    frames only, laid end to end: A [3, n] the ankle's positions and P [K, 3, n] the foot's points
+    (ankle, ball, toe tips), world frame, file units, component-major; `after` [3, T] the ankle's
+    positions on every frame (for the releases); `begin` the take's first frame of motion.
+    Returns (frames [N], held ankle [3, N], weight [N]) over the frames the locks touch, in time
+    order: the contact frames and after each lift those the lock lets go over (the IK's
+    straight legs take the bend of the nearest frame in that order). The ankle's target is its
+    position + weight (held - position); its world rotation stays the source's (a foot that
+    turns on its ball keeps turning).
+
+    A lock eases in from the touchdown: it is full on its anchor, at most ease_in seconds on,
+    where the held foot is the source's, and before that the ankle goes from the source's to the
+    held one's as the source foot covers the ground to the anchor (a smoothstep of the pivot's
+    travel: the change is spread over the foot's own deceleration, and the target's velocity
+    is the source's at the touchdown and the held foot's at the anchor). After the lift (where
+    the source foot speeds up for good) the held foot's offset from the source's fades out with
+    a smoothstep, over as long as the source foot speeds up (to its fastest), at least
+    blend_frames and no faster than FADE_SPEED, by the next touchdown."""
     lengths = stops - starts
     n = A.shape[1]
     first = np.cumsum(lengths) - lengths  # each contact's touchdown, where it lies in the n
     last = first + lengths - 1
-    # The foot's turn about up since touchdown: the twist of its rotation since then (the toe's
-    # direction on the floor is ill-defined on tiptoe), taken off as held = inverse twist, the
-    # half turn within +-90 degrees.
-    q0 = np.repeat(Q[:, first], lengths, axis=1)
-    sw, sx, sy, sz = quat._mul_c(Q[0], Q[1], Q[2], Q[3], q0[0], -q0[1], -q0[2], -q0[3])
-    s_up = sx * up[0] + sy * up[1] + sz * up[2]
-    size = np.hypot(sw, s_up)
-    twisted = size > 0.0
-    size = np.where(twisted, size, 1.0)
-    hw = np.where(twisted, np.abs(sw) / size, 1.0)
-    hs = np.where(sw < 0.0, s_up, -s_up) / size
-    held = (hw, hs * up[0], hs * up[1], hs * up[2])
-    # The ankle moves only as the foot rolls about its pivot, the point that moves least in the
-    # source over each step: by minus the pivot's move seen from the ankle of the yaw-held foot.
-    # (Each contact frame's step is from the one before it, a contact frame too but at touchdown,
-    # where the lock starts and nothing rolls.)
+    ease = max(0, math.ceil(ease_in * fps - 1e-9))
     roll = np.zeros((3, n))
+    moved = np.zeros(n)  # the pivot's step into each frame (m)
     if n > 1:
         step = P[:, :, 1:] - P[:, :, :-1]
         step *= step
-        k = np.argmin(np.sqrt(step[:, 0] + step[:, 1] + step[:, 2]), axis=0)
+        dist = np.sqrt(step[:, 0] + step[:, 1] + step[:, 2])
+        k = np.argmin(dist, axis=0)
+        moved[1:] = dist[k, np.arange(n - 1)] * meters_per_unit
         at = k * (3 * n) + np.arange(1, n)
         flat = P.reshape(-1)
-        r_now = quat._rot_c(*(h[1:] for h in held),
-                            *(np.take(flat, at + c * n) - A[c, 1:] for c in range(3)))
-        r_before = quat._rot_c(*(h[:-1] for h in held),
-                               *(np.take(flat, at + (c * n - 1)) - A[c, :-1] for c in range(3)))
         for c in range(3):
-            np.subtract(r_now[c], r_before[c], out=roll[c, 1:])
+            np.subtract(np.take(flat, at + c * n) - A[c, 1:], np.take(flat, at + (c * n - 1)) - A[c, :-1],
+                        out=roll[c, 1:])
         roll[:, first] = 0.0
+        moved[first] = 0.0
+    # The anchor: where the foot's landing has slowed it (its pivot's step within a tenth of the
+    # way from the slowest in the first EASE_IN seconds to the touchdown's), at most EASE_IN on;
+    # a contact that starts with the foot as slow as it gets (no landing: a lock from a
+    # transition's switch on) is full at once.
+    reach = np.minimum(ease, lengths - 1)
+    k = np.arange(ease + 1)
+    at = np.minimum(first[:, None] + k[None, :], (last)[:, None])
+    step_at = moved[np.minimum(at + 1, np.maximum(last, first + 1)[:, None]).clip(0, n - 1)]
+    step_at = np.where(k[None, :] <= reach[:, None], step_at, np.inf)
+    slowest = step_at.min(axis=1)
+    settled = step_at <= (slowest + 0.1 * (step_at[:, 0] - slowest))[:, None]
+    anchor = first + np.minimum(np.argmax(settled, axis=1), reach)
+    # A foot planted on the take's first frame landed before it, and one planted no longer than
+    # the ease would take (a transition's blend has feet planted for a few frames): held at once.
+    anchor = np.where((starts <= begin) | (lengths <= ease), first, anchor)
     total = np.cumsum(roll, axis=1)
-    total -= np.repeat(total[:, first], lengths, axis=1)
-    off = np.repeat(A[:, first], lengths, axis=1) - total - A
+    total -= np.repeat(total[:, anchor], lengths, axis=1)
+    hold = np.repeat(A[:, anchor], lengths, axis=1) - total
+    # Where the source's pivot wanders over the floor (mocap jitter, a slow slide), the foot is
+    # held where it is on average from the anchor to the lift: as near as can be to the
+    # source's on every frame, so that the leg reaches it where the source's knee is straightest.
+    index = np.arange(n) - np.repeat(first, lengths)
+    span = np.repeat(anchor - first, lengths)
+    held_on = (index >= span).astype(np.float64)
+    drift = A - hold
+    drift -= np.outer(up, up @ drift)
+    count = np.add.reduceat(held_on, first)
+    mean = np.stack([np.add.reduceat(drift[c] * held_on, first) for c in range(3)]) / np.maximum(count, 1.0)
+    # (by at most MEAN_SHIFT: a foot the source slides far is held near where it landed)
+    size = np.sqrt(np.sum(mean * mean, axis=0)) * meters_per_unit
+    mean *= np.minimum(1.0, MEAN_SHIFT / np.maximum(size, 1e-12))
+    mean *= anchor > first  # a lock that is full at once stays on the source's foot there
+    hold += np.repeat(mean, lengths, axis=1)
+    # Never lower than the source stood the foot in this contact: where a pivot held as the
+    # foot pitches (its points by turns) would put one of its points below that, up.
+    h_src = np.einsum("c,kcn->kn", up, P)
+    floor = np.minimum.reduceat(h_src.min(axis=0), first)
+    lowest = (h_src + (up @ (hold - A))[None]).min(axis=0)
+    hold += up[:, None] * np.maximum(np.repeat(floor, lengths) - lowest, 0.0)
+    # The weight over each contact: 0 at the touchdown, 1 from the anchor on, in between a
+    # smoothstep of the pivot's travel (of the frames when it does not travel).
+    run = np.cumsum(moved)
+    done = run - np.repeat(run[first], lengths)
+    whole = np.repeat(done[anchor], lengths)
+    progress = np.where(whole > 1e-9, done / np.where(whole > 1e-9, whole, 1.0),
+                        index / np.maximum(span, 1))
+    w_in = np.where(index >= span, 1.0, _smoothstep(progress))
     planted = np.repeat(starts - first, lengths) + np.arange(n)
     if blend_frames <= 0:
-        return planted, off, held, np.ones(n)
-    # After each lift the last offset fades out, done by the next touchdown at the latest.
+        return planted, hold, w_in
+    # After each lift the foot is let go over the source foot's own speeding up (to its fastest
+    # before the next touchdown, at least blend_frames), by the next touchdown at the latest.
     nxt = np.append(starts[1:], T)
-    # A large offset (a foot held far from where the source lifts it) fades out no faster
-    # than FADE_SPEED: a 10 cm offset over 0.2 s, not in three frames at 30 fps.
-    lift = off[:, last]
+    room = nxt - stops
+    # A foot held far from where the source lifts it is let go no faster than FADE_SPEED on
+    # average: a 10 cm offset over 0.2 s, not in three frames at 30 fps.
+    lift = hold[:, last] - A[:, last]
     far = np.sqrt(np.sum(lift * lift, axis=0)) * meters_per_unit
     longer = np.ceil(far / FADE_SPEED * fps).astype(np.int64)
-    fade = np.minimum(np.maximum(blend_frames, longer), nxt - stops)
+    fade = np.minimum(np.maximum(np.maximum(blend_frames, longer), _to_fastest(after, stops, room)), room)
     m = np.maximum(fade, 0)
     idx = np.repeat(np.arange(len(stops)), m)
     before = np.cumsum(m) - m  # fade frames before each contact
@@ -141,22 +186,40 @@ def _locks(up: Array, meters_per_unit: float, fps: float, T: int, blend_frames: 
     frames = np.empty(N, dtype=np.int64)
     frames[at] = planted
     frames[fading] = np.repeat(stops, m) + d - 1
-    weight = np.ones(N)
-    weight[fading] = w = _smoothstep(1.0 - d / (fade[idx] + 1.0))
-    offset = np.empty((3, N))
-    offset[:, at] = off
-    offset[:, fading] = off[:, last[idx]]
-    # The held yaw at the lift, as an angle to fade.
-    turn = _wrap(2.0 * np.arctan2(s_up[last], sw[last]))
-    half = w * -turn[idx] / 2
-    sin = np.sin(half)
-    yaw = (np.empty(N), np.empty(N), np.empty(N), np.empty(N))
-    yaw[0][at] = hw
-    yaw[0][fading] = np.cos(half)
-    for c in range(3):
-        yaw[c + 1][at] = held[c + 1]
-        yaw[c + 1][fading] = sin * up[c]
-    return frames, offset, yaw, weight
+    weight = np.empty(N)
+    weight[at] = w_in
+    # The held foot's offset from the source's at the lift fades out with a smoothstep (the
+    # foot is let go where the source's starts to move: its velocity is the source's there).
+    w = _smoothstep(1.0 - d / (fade[idx] + 1.0))
+    weight[fading] = w
+    out = np.empty((3, N))
+    out[:, at] = hold
+    out[:, fading] = after[:, frames[fading]] + lift[:, idx]
+    return frames, out, weight
+
+
+def _to_fastest(after: Array, stops: np.ndarray, room: np.ndarray) -> np.ndarray:
+    """[k] frames from each lift (stops) to where the ankle (of `after` [3, T]) is nearly at its
+    fastest before the next touchdown (room frames on): how long the source foot speeds up
+    after it lifts."""
+    T = after.shape[1]
+    step = np.zeros(T)
+    if T > 1:
+        diff = np.diff(after, axis=1)
+        step[1:] = np.sqrt(np.sum(diff * diff, axis=0))
+    ok = room > 0
+    out = np.zeros(len(stops), np.int64)
+    if not ok.any():
+        return out
+    a, size = stops[ok], room[ok]
+    offset = np.cumsum(size) - size
+    frames = np.minimum(np.arange(int(size.sum())) + np.repeat(a - offset, size), T - 1)
+    values = step[frames]
+    # (the first frame within 10 % of the fastest: a plateau's float noise does not move it)
+    peak = np.repeat(np.maximum.reduceat(values, offset), size)
+    hit = np.where(values >= 0.9 * peak, np.arange(frames.size), frames.size)
+    out[ok] = frames[np.minimum.reduceat(hit, offset)] - a
+    return out
 
 
 def _smoothstep(x: Array) -> Array:
@@ -164,45 +227,87 @@ def _smoothstep(x: Array) -> Array:
     return x * x * (3.0 - 2.0 * x)
 
 
-def _pelvis_drop(hip: Array, target: Array, reach: Array, up: Array) -> Array:
-    """[T] how far down the hip must go for `target` to be within SOFT_START of its reach."""
+def _pelvis_drop(hip: Array, target: Array, r: Array, up: Array) -> Array:
+    """[T] how far down the hip must go for `target` to be within r of it."""
     v = target - hip
     vu = v @ up
-    r = ik.SOFT_START * reach
     disc = vu * vu - np.sum(v * v, axis=-1) + r * r
     drop = np.where(disc >= 0.0, -vu - np.sqrt(np.maximum(disc, 0.0)), -vu)
     return np.where(np.sum(v * v, axis=-1) > r * r, np.maximum(drop, 0.0), 0.0)
 
 
-def _smooth_drop(drop: Array, radius: int) -> Array:
-    """A drop at least `drop` everywhere that eases in and out over `radius` frames."""
-    if radius < 1 or not drop.any():
+def _knee(gp: Array, gr: Array, index: np.ndarray, leg: _Leg, start: int,
+          knee_local: tuple[Array, Array, Array] | None = None) -> tuple[Array, float]:
+    """A knee's hinge in its thigh's frame (the hip joint's: [3]) and the straightest the take has
+    it (signed flexion, radians: negative past straight), from frame `start` on (a reference
+    pose before the motion is not the take; a lock never moves it). The hinge is the bend
+    planes' normals, hip - knee cross ankle - knee, taken into the thigh's frame and summed: a
+    bent knee counts more than a nearly straight one, and a hyperextended frame cannot flip it.
+    knee_local: (the knee's local rotations [4, T], the thigh from the knee to the hip and the
+    ankle's offset, both [3, T] in the thigh's frame) where the knee's parent is the hip."""
+    first = min(start, gp.shape[2] - 1)
+    if knee_local is not None:
+        # The knee's parent is the hip: the thigh and the shin in the thigh's frame from the
+        # knee's local rotations alone (one rotation a frame, no world frames).
+        lq, thigh, shin = knee_local
+        shin = shin[:, first:] if shin.shape[1] > 1 else shin
+        cb = np.stack(quat._rot_c(*(x[first:] for x in lq), *shin))
+        ab = thigh[:, first:] if thigh.shape[1] > 1 else thigh
+        n = np.cross(ab, cb, axis=0)
+        local = n.sum(axis=1)
+        size = np.sqrt(local @ local)
+        hinge = local / size if size > 0.0 else np.array([1.0, 0.0, 0.0])
+        flexion = np.arctan2(hinge @ n, -(ab * cb).sum(axis=0))
+        return hinge, float(flexion.min())
+    a, b, c = (gp[index[j], :, first:] for j in (leg.hip, leg.knee, leg.ankle))
+    ab, cb = a - b, c - b
+    n = np.cross(ab, cb, axis=0)
+    q = gr[index[leg.hip], :, first:]
+    local = np.stack(quat._rot_c(q[0], -q[1], -q[2], -q[3], n[0], n[1], n[2])).sum(axis=1)
+    size = np.sqrt(local @ local)
+    hinge = local / size if size > 0.0 else np.array([1.0, 0.0, 0.0])
+    h = np.stack(quat._rot_c(q[0], q[1], q[2], q[3], *hinge))
+    flexion = np.arctan2(np.einsum("cn,cn->n", n, h), -np.einsum("cn,cn->n", ab, cb))
+    return hinge, float(flexion.min())
+
+
+def _ease_out(drop: Array, frames: int) -> Array:
+    """A drop at least `drop` that never rises sooner (lowering only where a foot needs it) but
+    eases out over `frames` after each need ends (a source that bends its knee at the lift
+    would let the pelvis spring back up within a frame): each frame's need, smoothstepped down
+    over the frames after it."""
+    if frames < 1 or not drop.any():
         return drop
-    padded = np.pad(drop, radius, mode="edge")
-    peak = np.lib.stride_tricks.sliding_window_view(padded, 2 * radius + 1).max(axis=-1)
-    # The mean over a window no wider than the running max's never falls below the drop.
-    padded = np.pad(peak, radius, mode="edge")
-    return np.lib.stride_tricks.sliding_window_view(padded, 2 * radius + 1).mean(axis=-1)
+    out = drop.copy()
+    for k in range(1, frames + 1):
+        w = float(_smoothstep(np.array(1.0 - k / (frames + 1.0))))
+        np.maximum(out[k:], w * drop[:-k], out=out[k:])
+    return out
 
 
 def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None,
               feet: FeetSpec | None = None, blend_time: float = BLEND_TIME,
-              lower_pelvis: bool = False) -> Clip:
+              lower_pelvis: bool = False, ease_in: float = EASE_IN) -> Clip:
     """A copy of `clip` whose planted feet stay where they landed (see the module notes).
 
     contacts: {'L': bool [T], 'R': bool [T]}, as `contacts.contacts` returns them (detected on the
         clip when None); a side left out is not locked.
     feet: {'L': ankle, 'R': ankle} by name or index (`body.with_feet`); None: the body map's.
-    blend_time: seconds over which a lock fades out after the lift.
+    blend_time: seconds over which a lock fades out after the lift, at least (longer as the
+        source foot speeds up, or for a foot held far from the source's).
+    ease_in: seconds after a touchdown by which the lock is full, easing in over the landing
+        foot's deceleration (0: full on the touchdown frame, as it is for a foot planted on the
+        take's first frame or for no longer than the ease).
     lower_pelvis: where a foot cannot reach its lock, lower the motion root along up just enough
         (eased over blend_time); otherwise the foot is held as near as the leg reaches and a
         `FootLockWarning` says where.
     """
+    if not (math.isfinite(ease_in) and ease_in >= 0.0):
+        raise ValueError(f"ease_in must be finite and >= 0 seconds, not {ease_in}")
     if not (math.isfinite(blend_time) and blend_time >= 0.0):
         raise ValueError(f"blend_time must be finite and >= 0 seconds, not {blend_time}")
     clip = with_feet(clip, feet)
-    if not clip.body.legs:
-        raise ValueError(f"no legs found: {clip.body.problem}")
+    clip.body.check_legs(clip.name)
     fk: dict[str, Any] = {}
     if contacts is None:
         from .contacts import _contacts_keeping_fk
@@ -255,19 +360,31 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
         if len(pts) < 2:
             ahead = quat._rot_c(*Q, *clip.forward)
             pts = [A, np.stack([A[c] + ahead[c] for c in range(3)])]
-        frames, off, yaw, w = _locks(up, mpu, clip.fps, T, blend_frames, starts, stops, A, Q, np.stack(pts))
+        frames, hold, w = _locks(up, mpu, clip.fps, T, blend_frames, starts, stops, A, np.stack(pts),
+                                 gp[a_row], clip.motion_start, ease_in)
         ankle_pos = np.take(gp[a_row], frames, axis=1)
-        solve[side] = _Lock(frames, ankle_pos + w * off, yaw, w, np.take(gr[a_row], frames, axis=1),
+        solve[side] = _Lock(frames, ankle_pos + w * (hold - ankle_pos), w,
+                            np.take(gr[a_row], frames, axis=1),
                             np.take(gp[index[leg.hip]], frames, axis=1),
                             np.take(gp[index[leg.knee]], frames, axis=1), ankle_pos)
 
+    # Each knee's hinge (in its thigh's frame) and the straightest the take has it: the IK keeps
+    # it on that side and never straighter.
+    knees = {side: _knee(gp, gr, index, leg, clip.motion_start,
+                         (lrot[index[leg.knee]], -_translation(clip, leg.knee), _translation(clip, leg.ankle))
+                         if clip.parents[leg.knee] == leg.hip else None)
+             for side, leg in legs.items()}
     drop = np.zeros(T)
     if lower_pelvis:
-        for lock in solve.values():
-            reach = _norm(lock.knee - lock.hip) + _norm(lock.ankle - lock.knee)
-            need = _pelvis_drop(lock.hip.T, lock.target.T, reach, up)
+        for side, lock in solve.items():
+            reach = ik.reach_at(_norm(lock.knee - lock.hip), _norm(lock.ankle - lock.knee), knees[side][1])
+            # Down only as far as the IK then reaches exactly (its soft start, or the pose's own).
+            within = np.minimum(np.maximum(ik.SOFT_START_LIMITED * reach, _norm(lock.ankle - lock.hip)),
+                                reach)
+            need = _pelvis_drop(lock.hip.T, lock.target.T, within, up)
             drop[lock.frames] = np.maximum(drop[lock.frames], need)
-        drop = _smooth_drop(drop, blend_frames)
+        drop[drop * mpu < 1e-6] = 0.0  # rounding is no drop (a convention's float noise alike)
+        drop = _ease_out(drop, blend_frames)
         drop[:clip.motion_start] = 0.0  # a converter's T-pose stays as it is
 
     out = clip
@@ -279,11 +396,24 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
     # Both legs solved at once, laid end to end: the leg joints' world rotations and their
     # parents' on the frames each leg's locks touch.
     locks = []
+    # A lock is let go in the legs' joints: the correction the IK made to each joint's local
+    # rotation at the lift fades out (slerp to none), so a knee near straight at push-off does
+    # not snap as the foot's offset fades; where the pelvis is lowered the IK still holds it.
+    letgo: dict[str, tuple[np.ndarray, Array]] = {}
+    for side in legs:
+        lock = solve[side]
+        joint_fade = ~masks[side][lock.frames] & (drop[lock.frames] <= 0.0)
+        letgo[side] = (lock.frames[joint_fade], lock.weight[joint_fade])
+        keep = ~joint_fade
+        solve[side] = lock._replace(frames=lock.frames[keep], target=lock.target[:, keep],
+                                    weight=lock.weight[keep], ankle_rot=lock.ankle_rot[:, keep],
+                                    hip=lock.hip[:, keep], knee=lock.knee[:, keep], ankle=lock.ankle[:, keep])
     for leg, lock in ((leg, solve[side]) for side, leg in legs.items()):
         if lowered:
             # A lowered pelvis moves every foot: those not locked are held where the source had them.
             inside = np.zeros(T, dtype=bool)
             inside[lock.frames] = True
+            inside[letgo[_side_of(legs, leg)][0]] = True
             more = np.flatnonzero((drop > 0) & ~inside)
             if more.size:
                 lock = _held_too(lock, more, gp[index[leg.hip]], gp[index[leg.knee]], gp[index[leg.ankle]],
@@ -310,17 +440,19 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
 
     hip_rot, knee_rot = world("hip"), world("knee")
     target = both([lock.target for lock in locks])
+    hinge = quat._rot_c(*_q4(hip_rot), *_v3(both([np.repeat(knees[side][0][:, None], len(lock.frames), axis=1)
+                                                   for side, lock in zip(legs, locks, strict=True)])))
+    limit = both([np.full(len(lock.frames), knees[side][1]) for side, lock in zip(legs, locks, strict=True)])
     got = ik.solve(_v3(both([lock.hip for lock in locks])), _v3(both([lock.knee for lock in locks])),
                    _v3(both([lock.ankle for lock in locks])), _q4(hip_rot), _q4(knee_rot), _v3(target),
-                   segments=cuts)
+                   segments=cuts, bend=np.stack(hinge, axis=-1), min_flexion=limit)
     # Back to locals: the hip's parent is as it was, the knee's parent swung with the thigh.
     p_hip = world("up hip")
     p_knee = hip_rot if all(clip.parents[leg.knee] == leg.hip for leg in legs.values()) else world("up knee")
     new_hip = quat._mul_c(p_hip[0], -p_hip[1], -p_hip[2], -p_hip[3], *got.hip)
     new_knee = quat._mul_c(p_knee[0], -p_knee[1], -p_knee[2], -p_knee[3], *got.opened)
     k = got.knee
-    yaws = both([np.stack(lock.yaw) for lock in locks])
-    target_rot = quat._mul_c(*yaws, *both([lock.ankle_rot for lock in locks]))
+    target_rot = _q4(both([lock.ankle_rot for lock in locks]))
     new_ankle = quat._mul_c(k[0], -k[1], -k[2], -k[3], *target_rot)
     joints = [j for leg in legs.values() for j in (leg.hip, leg.knee, leg.ankle)]
     # The leg joints' new locals go into the FK's own locals (component-major), in place, once
@@ -340,12 +472,34 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
             new = _unit_near(np.stack([x[at] for x in q]), np.take(local, frames, axis=1))
             for c in range(4):
                 local[c][frames] = new[c]
-            pinned[i, frames] = lock.weight == 1.0
+            pinned[i, frames] = masks[side][frames]  # easing in too: the lock holds it
         m = miss[at]
         if m.max(initial=0.0) > _SHORT_M:
             far = m > _SHORT_M
-            short.append(f"{side} on {int(far.sum())} frames from {frames[far].min() / clip.fps:.2f} s "
-                         f"(up to {m.max() * 100:.1f} cm)")
+            short.append(f"{side} on {int(far.sum())} frame{'s' if far.sum() > 1 else ''} "
+                         f"({_ranges(frames[far])}), up to {m.max() * 100:.1f} cm short")
+    for n_leg, side in enumerate(legs):
+        fade, weight = letgo[side]
+        if not fade.size:
+            continue
+        lift = np.maximum.accumulate(np.where(masks[side], np.arange(T), -1))[fade]
+        leg = legs[side]
+        if clip.parents[leg.knee] == leg.hip:
+            # A knee let go no straighter than the limit: its share of the correction cut where
+            # the source's own knee is near it.
+            knee_axis, straightest = knees[side]
+            thigh = -_translation(clip, leg.knee, fade)
+            shin = _translation(clip, leg.ankle, fade)
+            src = clip.rotations[fade, leg.knee].T
+            want = _faded(lrot[index[leg.knee]][:, lift], clip.rotations[lift, leg.knee].T, src, weight)
+            f0, f1 = (_flexion(q, thigh, shin, knee_axis) for q in (src, want))
+            over = f1 < straightest
+            cut = np.where(over, np.clip((f0 - straightest) / np.maximum(f0 - f1, 1e-12), 0.0, 1.0), 1.0)
+        else:
+            cut = np.ones(len(fade))
+        for j, r in zip(joints[3 * n_leg:3 * n_leg + 3], rows[3 * n_leg:3 * n_leg + 3], strict=True):
+            lrot[r][:, fade] = _faded(lrot[r][:, lift], clip.rotations[lift, j].T, clip.rotations[fade, j].T,
+                                      weight, cut)
     _limit_steps(clip.rotations, np.array(joints), dq, lrot, rows, first, pinned)
     for j, r in zip(joints, rows, strict=True):
         rot[:, j] = lrot[r].T
@@ -494,12 +648,11 @@ def _limit_steps(src: Array, joints: np.ndarray, dq: Array, out: Array, rows: np
 
 class _Lock(NamedTuple):
     """One leg's solve on the frames its locks touch (time order): the ankle's target [3, N],
-    its yaw (w, x, y, z) and weight [N], and the source's ankle world rotation [4, N] and hip,
+    its weight [N], and the source's ankle world rotation [4, N] and hip,
     knee and ankle positions [3, N]."""
 
     frames: np.ndarray
     target: Array
-    yaw: ik.Quat
     weight: Array
     ankle_rot: Array
     hip: Array
@@ -516,10 +669,59 @@ def _held_too(lock: _Lock, more: np.ndarray, hip: Array, knee: Array, ankle: Arr
     frames = frames[order]
     target = np.concatenate([lock.target, np.take(ankle, more, axis=1)], axis=1)[:, order]
     weight = np.concatenate([lock.weight, np.zeros(len(more))])[order]
-    one, zero = np.ones(len(more)), np.zeros(len(more))
-    yaw = tuple(np.concatenate([y, e])[order] for y, e in zip(lock.yaw, (one, zero, zero, zero), strict=True))
-    return _Lock(frames, target, (yaw[0], yaw[1], yaw[2], yaw[3]), weight, np.take(ankle_rot, frames, axis=1),
+    return _Lock(frames, target, weight, np.take(ankle_rot, frames, axis=1),
                  np.take(hip, frames, axis=1), np.take(knee, frames, axis=1), np.take(ankle, frames, axis=1))
+
+
+def _translation(clip: Clip, joint: int, frames: np.ndarray | None = None) -> Array:
+    """A joint's local translation [3, T] (or on `frames`), [3, 1] where the file keys none (its
+    offset on every frame: no copy of a column of the take's positions)."""
+    if not any(c.endswith("position") for c in clip.channels[joint]):
+        return np.asarray(clip.positions[0, joint])[:, None]
+    return (clip.positions[:, joint] if frames is None else clip.positions[frames, joint]).T
+
+
+def _flexion(knee: Array, thigh: Array, shin: Array, hinge: Array) -> Array:
+    """[N] a knee's signed flexion (radians) from its local rotations [4, N], in the thigh's
+    frame: thigh [3, N] from the knee to the hip, shin [3, N] the ankle's offset, hinge [3]."""
+    cb = np.stack(quat._rot_c(*knee, *shin))
+    n = np.cross(thigh, cb, axis=0)
+    return np.arctan2(hinge @ n, -(thigh * cb).sum(axis=0))
+
+
+def _ranges(frames: np.ndarray) -> str:
+    """'frames 28-33, 40' for sorted frame indices (the first six runs, '...' after)."""
+    cut = np.flatnonzero(np.diff(frames) > 1) + 1
+    runs = [(int(r[0]), int(r[-1])) for r in np.split(frames, cut)]
+    text = ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in runs[:6])
+    text += ", ..." if len(runs) > 6 else ""
+    return f"frame{'s' if len(frames) > 1 else ''} {text}"
+
+
+def _side_of(legs: Mapping[str, _Leg], leg: _Leg) -> str:
+    return next(side for side, other in legs.items() if other is leg)
+
+
+def _log(new: Array, src: Array) -> Array:
+    """[3, N] the rotation vector (axis times angle) of the correction new inv(src), each [4, N]."""
+    c = np.stack(quat._mul_c(new[0], new[1], new[2], new[3], src[0], -src[1], -src[2], -src[3]))
+    c *= np.where(c[0] < 0.0, -1.0, 1.0)
+    sin = np.sqrt(c[1] * c[1] + c[2] * c[2] + c[3] * c[3])
+    return c[1:] * (2.0 * np.arctan2(sin, c[0]) / np.where(sin > 0.0, sin, 1.0))
+
+
+def _faded(new_at: Array, src_at: Array, src: Array, weight: Array, cut: Array | None = None) -> Array:
+    """[4, N] the source's local rotations `src` with `weight` [N] of the correction a lock made
+    at its lift (new_at inv(src_at), each [4, N]; its rotation vector scaled), and `cut` [N]
+    of that."""
+    v = _log(new_at, src_at) * weight
+    if cut is not None:
+        v *= cut  # (a knee kept off straighter than the take's: the whole correction scaled)
+    angle = np.sqrt(np.sum(v * v, axis=0))
+    half = 0.5 * angle
+    scale = np.sin(half) / np.where(angle > 0.0, angle, 1.0)
+    out = np.stack(quat._mul_c(np.cos(half), v[0] * scale, v[1] * scale, v[2] * scale, *src))
+    return _unit_near(out, src)
 
 
 def _unit_near(q: Array, ref: Array) -> Array:

@@ -14,6 +14,12 @@ toward full reach (the "soft IK" of A. Stolarz's 2010 note: d' = s + (m - s)(1 -
 / (m - s)))), starting no lower than the pose's own distance, so a frame left as it was is
 solved as it was.
 
+With `min_flexion` (radians, signed toward the knee's bend side) the side the knee bends to is
+`bend` (the hinge) when given, else the pose's own, and the knee opens and closes only on it, no
+straighter than the limit: a pose past straight (a hyperextended frame, whose own bend axis points
+the wrong way) closes toward its side, not further back; the reach is the leg's at the limit
+(`reach_at`), softened from SOFT_START_LIMITED of it.
+
 `solve` is the same on unpacked components (tuples of `[N]` arrays, as `quat.fk_components`
 lays them out): what `footlock` calls on whole takes, without packing and unpacking `[N, 4]`.
 """
@@ -36,6 +42,10 @@ Quat = tuple[Array, Array, Array, Array]
 
 # Softening starts at this fraction of the leg's full reach (l1 + l2): 2 cm of a 0.9 m leg.
 SOFT_START = 0.98
+# With a knee limit (min_flexion) it starts this much nearer the reach at that knee: 2.7 mm of a
+# 0.9 m leg, so a foot just out of reach is missed by its shortfall + 1 mm at most, and a target
+# within reach but for that is still reached within 1 mm.
+SOFT_START_LIMITED = 0.997
 # A leg bent by less than this (sine of the knee's angle off straight) has no bend plane of its own.
 _STRAIGHT = 1e-4
 
@@ -153,14 +163,10 @@ def _between_units(u: Vec, v: Vec) -> Quat:
     return w / n, x / n, y / n, z / n
 
 
-def solve(a: Vec, b: Vec, c: Vec, hip_rot: Quat, knee_rot: Quat, t: Vec, *,
-          bend: npt.ArrayLike | None = None, soft: bool = True, segments: Sequence[int] = ()) -> Solved:
-    """`two_bone` on components: hip, knee, ankle and target positions as (x, y, z) and world
-    rotations as (w, x, y, z), each component an array over the same frames `[...]`.
-    segments: where (along a single frame axis) the frames of another leg or take begin, laid
-    end to end: a straight leg takes the bend of the nearest frame of its own segment."""
-    ab, cb = _sub(a, b), _sub(c, b)
-    l1, l2 = np.sqrt(_dot(ab, ab)), np.sqrt(_dot(cb, cb))
+def _bend_axis(ab: Vec, cb: Vec, l1: Array, l2: Array, bend: npt.ArrayLike | None,
+               segments: Sequence[int]) -> Vec:
+    """The knee's bend axis, ab x cb made unit; where the leg is straight, the nearest bent frame's
+    of its segment, else `bend` (or an axis square to the thigh)."""
     axis = _cross(ab, cb)
     size = np.sqrt(_dot(axis, axis))
     ok = size > _STRAIGHT * np.maximum(l1 * l2, 1e-300)
@@ -188,6 +194,23 @@ def solve(a: Vec, b: Vec, c: Vec, hip_rot: Quat, knee_rot: Quat, t: Vec, *,
         else:
             axis = _fill_axis(axis, ok, fallback)
 
+    return axis
+
+
+def solve(a: Vec, b: Vec, c: Vec, hip_rot: Quat, knee_rot: Quat, t: Vec, *,
+          bend: npt.ArrayLike | None = None, soft: bool = True, segments: Sequence[int] = (),
+          min_flexion: npt.ArrayLike | None = None) -> Solved:
+    """`two_bone` on components: hip, knee, ankle and target positions as (x, y, z) and world
+    rotations as (w, x, y, z), each component an array over the same frames `[...]`.
+    segments: where (along a single frame axis) the frames of another leg or take begin, laid
+    end to end: a straight leg takes the bend of the nearest frame of its own segment.
+    min_flexion: see `two_bone`."""
+    if min_flexion is not None:
+        return _solve_limited(a, b, c, hip_rot, knee_rot, t, bend, soft, segments,
+                              np.asarray(min_flexion, dtype=np.float64))
+    ab, cb = _sub(a, b), _sub(c, b)
+    l1, l2 = np.sqrt(_dot(ab, ab)), np.sqrt(_dot(cb, cb))
+    axis = _bend_axis(ab, cb, l1, l2, bend, segments)
     reach = l1 + l2
     ca, ta = _sub(c, a), _sub(t, a)
     d_now = np.sqrt(_dot(ca, ca))
@@ -199,6 +222,13 @@ def solve(a: Vec, b: Vec, c: Vec, hip_rot: Quat, knee_rot: Quat, t: Vec, *,
     want = np.arccos(np.clip((l1 * l1 + l2 * l2 - d * d) / np.maximum(2.0 * l1 * l2, 1e-300), -1.0, 1.0))
     # Turning the shin about ab x cb by +x opens the knee (moves cb away from ab).
     half = 0.5 * (want - now)
+    return _open_and_swing(axis, half, a, ab, cb, ta, far, hip_rot, knee_rot)
+
+
+def _open_and_swing(axis: Vec, half: Array, a: Vec, ab: Vec, cb: Vec, ta: Vec, far: Array, hip_rot: Quat,
+                    knee_rot: Quat) -> Solved:
+    """The knee turned by twice `half` about `axis`, then the hip swung by the shortest arc that
+    points the ankle at the target (ta = target - hip, far = its length)."""
     s = np.sin(half)
     opening = (np.cos(half), axis[0] * s, axis[1] * s, axis[2] * s)
     opened = quat._mul_c(*opening, *knee_rot)
@@ -215,17 +245,75 @@ def solve(a: Vec, b: Vec, c: Vec, hip_rot: Quat, knee_rot: Quat, t: Vec, *,
 
 def two_bone(hip_pos: npt.ArrayLike, knee_pos: npt.ArrayLike, ankle_pos: npt.ArrayLike,
              hip_rot: npt.ArrayLike, knee_rot: npt.ArrayLike, target: npt.ArrayLike, *,
-             bend: npt.ArrayLike | None = None, soft: bool = True) -> Leg:
+             bend: npt.ArrayLike | None = None, soft: bool = True,
+             min_flexion: npt.ArrayLike | None = None) -> Leg:
     """World rotations of hip and knee `[..., 4]` that put the ankle at `target` `[..., 3]`, or as
     near as the leg reaches (see the module notes). Positions are the current pose's world joint
     positions (any unit), rotations its world rotations. `bend`: the knee's bend axis (world,
-    `[3]`) for a leg straight on every frame; None: perpendicular to the leg and the world's
-    first axis least aligned with it. soft=False reaches any target within reach exactly.
+    `[3]` or `[..., 3]`) for a leg straight on every frame; None: perpendicular to the leg and the
+    world's first axis least aligned with it. soft=False reaches any target within reach exactly.
+    min_flexion: the straightest the knee may get (radians, `[...]` or one), signed toward the side
+    the knee bends to (negative: past straight); None: no limit. With it, `bend` (when given) is
+    that side on every frame (the knee's hinge, as a hyperextended pose does not show it), and the
+    knee opens and closes only on that side: where the target is farther than the leg reaches
+    at that knee, the ankle stops as near as it gets, the knee at the limit.
     The ankle's world rotation is the caller's to set (its local is inv(knee) ankle_world)."""
     arrays = [np.asarray(x, dtype=np.float64)
               for x in (hip_pos, knee_pos, ankle_pos, target, hip_rot, knee_rot)]
     shape = np.broadcast_shapes(*(x.shape[:-1] for x in arrays))
     a, b, c, t, qh, qk = (tuple(np.broadcast_to(x[..., i], shape) for i in range(x.shape[-1]))
                           for x in arrays)
-    got = solve(a, b, c, qh, qk, t, bend=bend, soft=soft)  # type: ignore[arg-type]
+    got = solve(a, b, c, qh, qk, t, bend=bend, soft=soft, min_flexion=min_flexion)  # type: ignore[arg-type]
     return Leg(np.stack(got.hip, axis=-1), np.stack(got.knee, axis=-1), np.stack(got.ankle, axis=-1))
+
+
+def reach_at(l1: npt.ArrayLike, l2: npt.ArrayLike, min_flexion: npt.ArrayLike) -> Array:
+    """Hip-to-ankle distance of a leg (thigh l1, shin l2) whose knee may straighten only to
+    min_flexion (radians, toward its bend side): l1 + l2 when that is straight or past it."""
+    l1, l2 = np.asarray(l1, dtype=np.float64), np.asarray(l2, dtype=np.float64)
+    f = np.maximum(np.asarray(min_flexion, dtype=np.float64), 0.0)
+    return np.sqrt(np.maximum(l1 * l1 + l2 * l2 + 2.0 * l1 * l2 * np.cos(f), 0.0))
+
+
+def _solve_limited(a: Vec, b: Vec, c: Vec, hip_rot: Quat, knee_rot: Quat, t: Vec, bend: npt.ArrayLike | None,
+                   soft: bool, segments: Sequence[int], min_flexion: Array) -> Solved:
+    """`solve` with the knee kept on its bend side and no straighter than min_flexion."""
+    ab, cb = _sub(a, b), _sub(c, b)
+    l1, l2 = np.sqrt(_dot(ab, ab)), np.sqrt(_dot(cb, cb))
+    n = _cross(ab, cb)
+    size = np.sqrt(_dot(n, n))
+    if bend is not None:
+        fb = np.asarray(bend, dtype=np.float64)
+        hinge = _unit((np.broadcast_to(fb[..., 0], l1.shape), np.broadcast_to(fb[..., 1], l1.shape),
+                       np.broadcast_to(fb[..., 2], l1.shape)))
+    else:
+        hinge = _bend_axis(ab, cb, l1, l2, None, segments)  # the current pose's side
+    # The knee turns about its bend plane's normal turned toward the hinge (the hinge itself,
+    # kept square to the thigh, where the leg is straight or bends square to it).
+    side = _dot(n, hinge)
+    sign = np.where(side < 0.0, -1.0, 1.0)
+    u = _scale(ab, 1.0 / np.maximum(l1, 1e-300))
+    square = _unit(_sub(hinge, _scale(u, _dot(hinge, u))))
+    bent = size > _STRAIGHT * l1 * l2
+    axis = tuple(np.where(bent, sign * n[i] / np.where(bent, size, 1.0), square[i]) for i in range(3))
+    # Signed flexion about that axis: 0 straight, positive toward the hinge's side.
+    now = np.arctan2(np.where(bent, sign * size, 0.0), -_dot(ab, cb))
+    limit = np.broadcast_to(min_flexion, l1.shape)
+    reach = reach_at(l1, l2, limit)
+    ca, ta = _sub(c, a), _sub(t, a)
+    d_now = np.sqrt(_dot(ca, ca))
+    far = np.sqrt(_dot(ta, ta))
+    if soft:
+        s = np.minimum(np.maximum(SOFT_START_LIMITED * reach, d_now), reach)
+        room = np.maximum(reach - s, 1e-12)
+        d = np.where(far > s, np.minimum(s + room * -np.expm1(-np.maximum(far - s, 0.0) / room), reach), far)
+    else:
+        d = np.minimum(far, reach)
+    d = np.maximum(d, np.abs(l1 - l2))
+    bend_abs = np.pi - np.arccos(np.clip((l1 * l1 + l2 * l2 - d * d) / np.maximum(2.0 * l1 * l2, 1e-300),
+                                         -1.0, 1.0))
+    # The same side as now where the limit allows it (a knee the take hyperextends may stay so).
+    want = np.where((now < 0.0) & (-bend_abs >= limit), -bend_abs, np.maximum(bend_abs, limit))
+    # Turning the shin about the axis by +x lowers the flexion by x.
+    return _open_and_swing((axis[0], axis[1], axis[2]), 0.5 * (now - want), a, ab, cb, ta, far, hip_rot,
+                           knee_rot)

@@ -10,9 +10,11 @@ the same way, so the methods compare frame for frame (see `core.metrics`):
 - dst is re-anchored first (`root.reanchor`, on the raw, unsmoothed trajectory) so its root
   trajectory at i_d is src's at i_s: the same planar position and heading (measured with src's
   `up` and `forward`), heights kept. From output frame i_s + ceil(blend_time fps) on, the output
-  is that re-anchored dst, bit for bit. `reanchor=False` (every method, and `sequence`) leaves dst
-  where it is: after the blend the output is dst's own frames, bit for bit (as Blender's NLA
-  plays strips: each where its action puts it).
+  is that re-anchored dst: bit for bit after a crossfade or a cut; after dead blending and
+  inertialization, which blend the root's travel by velocity (below), moved rigidly over the floor
+  to go on from where the blend took the root. `reanchor=False` (every method, and `sequence`)
+  leaves dst where it is and blends the root's positions: after the blend the output is dst's
+  own frames, bit for bit (as Blender's NLA plays strips: each where its action puts it).
 - Events: src's up to the switch, dst's strictly after i_d (moved to output time), and
   `events['Transition']` holds the switch time i_s / fps (the last frame that is src's alone).
 - The output is src's skeleton (offsets, channels, overrides); after the switch dst's bone lengths
@@ -24,6 +26,26 @@ back through its parent chain (`root.with_root_world`); joints above it (a dummy
 any joint. Velocities at the switch are backward differences, in the same frames:
 v0 = (x[i_s] - x[i_s-1]) / dt and w0 = to_saa(hemi(q[i_s] inv(q[i_s-1]))) / dt (zero when
 i_s = 0); a joint without position channels has a constant translation (its offset) and so v0 = 0.
+
+The root's travel over the floor (dead blending and inertialization, re-anchored): blending root
+positions whose distance grows while the weight moves fastest lurched the hips from a walk's 1.15
+to 5.7-5.9 m/s within five frames of a switch into a run whose own fastest is 4.4. Instead each
+frame's floor step is the source's step blended into dst's (`blend_steps`: by weight, never
+shorter than the shorter nor longer than the longer), integrated from the source's position at
+the switch, so the root's speed moves between the two takes' speeds: dead blending's source step
+is its extrapolation's (decaying with `root_halflife`) by alpha; inertialization's is the
+source's velocity at the switch, carried as the method's offset carries a velocity (its rate
+from a unit rate), up to where that offset would turn back to give the distance back (which
+took the root below both takes' speeds). Its height blends as the method blends positions. At
+the first blended frame the steps add as the positions did (the two roots start at one place),
+so the switch itself is unchanged.
+
+Knees (`knees.keep`): every method keeps each knee within what the two takes do (the straightest
+and the most bent, on the side it bends to): a dead-blended run -> walk carried a straightening
+knee 29 degrees past straight where neither take goes past 6. A knee the window takes past that
+range is eased back to within `knees.SOFT` of it (dead blending: its extrapolation too), smoothly,
+so where a source knee runs into its own limit at the switch the output slows it there, as the
+take itself does a frame later.
 
 Dead blending (D. Holden's "Dead Blending", 2023, and his later per-axis half-lives; Unreal
 5.3's Dead Blending node): the source pose and velocity at the switch are extrapolated with
@@ -72,13 +94,22 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from . import blend, footlock, matching, metrics, quat
+from . import blend, footlock, knees, matching, metrics, quat
 from .body import FeetSpec, with_feet
 from .clip import Clip
 from .contacts import contacts as detect_contacts
 from .contacts import runs as contact_runs
 from .resample import resample
-from .root import Trajectory, floor_axes, reanchor, root_world_of, trajectory_of, with_root_world_of
+from .root import (
+    Trajectory,
+    floor_axes,
+    moving_tops,
+    reanchor,
+    root_world_of,
+    slide_of,
+    trajectory_of,
+    with_root_world_of,
+)
 
 Array = npt.NDArray[np.float64]
 
@@ -180,6 +211,8 @@ class _Switch(NamedTuple):
     v0: Array  # [J, 3] source velocity at i_s (units/s)
     qd: Array  # [W + 1, J, 4] dst frames i_d..i_d + W
     xd: Array  # [W + 1, J, 3]
+    anchored: bool  # dst re-anchored onto src
+    knees: list[knees.Knee]  # both takes' knee ranges
 
     @property
     def n_window(self) -> int:
@@ -253,7 +286,9 @@ def _switch(src: Clip, dst: Clip, i_s: int, i_d: int, blend_time: float,
         speed = np.linalg.norm(w0, axis=-1, keepdims=True)
         w0 = w0 * np.minimum(1.0, max_speed / np.maximum(speed, 1e-300))
     qd, xd = _rooted(dst, np.arange(i_d, i_d + n_window + 1))
-    return _Switch(src, dst, i_s, i_d, t, alpha_j, m, prev[0][1], prev[1][1], w0, v0, qd, xd)
+    ranges = knees.ranges(src, dst) if n_window else []
+    return _Switch(src, dst, i_s, i_d, t, alpha_j, m, prev[0][1], prev[1][1], w0, v0, qd, xd, anchored,
+                   ranges)
 
 
 def _travel(clip: Clip, traj: Trajectory, frame: int) -> tuple[float, float]:
@@ -308,15 +343,57 @@ def _blend_window(sw: _Switch, src_q: Array, src_x: Array) -> tuple[Array, Array
     return rot[1:], pos[1:]
 
 
-def _assemble(sw: _Switch, rot: Array, pos: Array) -> tuple[Array, Array]:
-    """Output arrays: src up to i_s, the window (root columns world -> local), dst after it."""
+class Travel(NamedTuple):
+    """How a method moves the root over the floor in its window: the source's steps `[W, 3]` (world,
+    frame k - 1 to k, k = 1..W) blended into dst's by `weights` `[W]` (0: the source's, 1: dst's)."""
+
+    steps: Array
+    weights: Array
+
+
+def blend_steps(a: Array, b: Array, weights: npt.ArrayLike, up: npt.ArrayLike) -> Array:
+    """Floor steps `[n, 3]` (up components dropped) from a's toward b's by `weights` `[n]`: added by
+    weight as vectors, and lengthened to the shorter of the two where they point so far apart
+    that the sum is shorter still. So a step is never longer than the longer of the two (the
+    sum of vectors never is) nor shorter than the shorter; a at weight 0, b at 1."""
+    up = np.asarray(up, dtype=np.float64)
+    flat_a, flat_b = a - np.outer(a @ up, up), b - np.outer(b @ up, up)
+    out = blend.lerp(flat_a, flat_b, np.asarray(weights, dtype=np.float64))
+    length = np.linalg.norm(out, axis=-1)
+    least = np.minimum(np.linalg.norm(flat_a, axis=-1), np.linalg.norm(flat_b, axis=-1))
+    scale = np.where(length < least, least / np.where(length > 0.0, length, 1.0), 1.0)
+    # Opposite steps of one length add to nothing: no direction to lengthen (not walk/run pairs).
+    return out * scale[:, None]
+
+
+def _travelled(sw: _Switch, pos: Array, travel: Travel) -> tuple[Array, Array]:
+    """The window's root translations `[W, J, 3]` with the root's floor position integrated from the
+    blended steps (its height as the method made it), and the offset [3] on the floor from dst's
+    root at the window's last frame: where dst goes on from, moved rigidly."""
+    r, up = sw.src.root, sw.src.up
+    dst_steps = np.diff(sw.xd[:, r], axis=0)
+    path = np.cumsum(blend_steps(travel.steps, dst_steps, travel.weights, up), axis=0)
+    floor = sw.x0[r] - np.outer(sw.x0[r] @ up, up) + path
+    out = pos.copy()
+    out[:, r] = floor + np.outer(pos[:, r] @ up, up)
+    end = sw.xd[-1, r]
+    return out, floor[-1] - (end - up * (end @ up))
+
+
+def _assemble(sw: _Switch, rot: Array, pos: Array, shift: Array | None = None) -> tuple[Array, Array]:
+    """Output arrays: src up to i_s, the window (root columns world -> local), dst after it (moved
+    by `shift` [3] on the floor when given)."""
     src, dst, r = sw.src, sw.dst, sw.src.root
     n = sw.n_window
     if n and src.parents[r] >= 0:
         rot, pos = with_root_world_of(rot, pos, src.parents, r, rot[:, r], pos[:, r])
     after = sw.i_d + n + 1
-    return (np.concatenate([src.rotations[:sw.i_s + 1], rot, dst.rotations[after:]]),
-            np.concatenate([src.positions[:sw.i_s + 1], pos, dst.positions[after:]]))
+    out_rot = np.concatenate([src.rotations[:sw.i_s + 1], rot, dst.rotations[after:]])
+    out_pos = np.concatenate([src.positions[:sw.i_s + 1], pos, dst.positions[after:]])
+    first = sw.i_s + n + 1
+    if shift is not None and first < len(out_pos):
+        slide_of(out_rot[first:], out_pos[first:], dst.parents, r, moving_tops(dst), shift)
+    return out_rot, out_pos
 
 
 def _events(src: Clip, dst: Clip, i_s: int, i_d: int, n_out: int) -> dict[str, np.ndarray]:
@@ -333,7 +410,9 @@ def _events(src: Clip, dst: Clip, i_s: int, i_d: int, n_out: int) -> dict[str, n
     return out
 
 
-Window = Callable[[_Switch], tuple[Array, Array]]
+# A method's blend window: frames k = 1..W (root columns world) and, for methods that blend the
+# root's travel by velocity, how (`Travel`); None: the root's positions blend as the window has them.
+Window = Callable[[_Switch], tuple[Array, Array, "Travel | None"]]
 
 
 def _transition(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float,
@@ -345,11 +424,15 @@ def _transition(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_ti
     i_s = _frame(src.n_frames, src_time, src.fps, "src_time")
     i_d = _frame(dst_at.n_frames, dst_time, src.fps, "dst_time")
     sw = _switch(src, dst_at, i_s, i_d, float(blend_time), mask, max_speed, reanchor)
+    shift = None
     if sw.n_window:
-        rot, pos = window(sw)
+        rot, pos, travel = window(sw)
+        if travel is not None and sw.anchored:
+            pos, shift = _travelled(sw, pos, travel)
+        rot = knees.keep(rot, pos, src.parents, sw.knees)
     else:
         rot, pos = np.zeros((0, src.n_joints, 4)), np.zeros((0, src.n_joints, 3))
-    rot, pos = _assemble(sw, rot, pos)
+    rot, pos = _assemble(sw, rot, pos, shift)
     name = f"{src.name}>{dst.name}" if src.name or dst.name else tag
     out = src.replace(rotations=rot, positions=pos, events=_events(src, sw.dst, i_s, i_d, len(rot)),
                       loop=False, name=name, root=src.root, motion_start=min(src.motion_start, i_s))
@@ -383,6 +466,7 @@ def _lock_window(out: Clip, planted: dict[str, np.ndarray], i_s: int, end: int) 
     part = out.with_frames(out.rotations[i_s + 1:stop], out.positions[i_s + 1:stop])
     # A FootLockWarning names the output, with times counted from the part's first frame.
     part.name = f"{out.name or 'the transition'} (times from {(i_s + 1) / out.fps:.3f} s)"
+    # (a foot planted across the switch is held at once: on the part's first frame)
     locked = footlock.lock_feet(part, contacts={f: m[i_s + 1:stop] for f, m in keep.items()})
     rot = out.rotations.copy()
     rot[i_s + 1:stop] = locked.rotations
@@ -434,8 +518,11 @@ def dead_blend(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_tim
     module docstring for the layout and formulas). The root's world position and rotation
     extrapolate with `root_halflife` whatever `halflife` says. `max_speed` (rad/s) caps each
     joint's angular speed at the switch before extrapolating, against mocap spikes such as a
-    thumb flipping half a turn in a frame; translations are not capped. halflife -> 0 (root's too)
-    is `crossfade(hold_source=True)`.
+    thumb flipping half a turn in a frame; translations are not capped. The root's travel over the
+    floor blends its extrapolated steps into dst's by alpha (module notes; with reanchor=False
+    its positions blend). halflife -> 0 (root's too) rotates every joint as
+    `crossfade(hold_source=True)` does (the root then starts its travel from rest). Knees stay
+    within the takes' range (`knees.keep`), the extrapolation's too.
     """
     if isinstance(halflife, str):
         if halflife != "auto":
@@ -447,7 +534,7 @@ def dead_blend(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_tim
     if not (math.isfinite(root_halflife) and root_halflife >= 0.0):
         raise ValueError(f"root_halflife must be seconds >= 0, not {root_halflife}")
 
-    def window(sw: _Switch) -> tuple[Array, Array]:
+    def window(sw: _Switch) -> tuple[Array, Array, Travel]:
         if halflife == "auto":
             diff_rot = quat.to_scaled_angle_axis(quat.hemi(quat.mul_inv(sw.qd[0], sw.q0)))
             hl_rot = estimate_halflife(diff_rot, sw.w0, halflife_scale, halflife_min, halflife_max)
@@ -458,9 +545,10 @@ def dead_blend(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_tim
             hl_pos = hl_rot.copy()
         r = sw.src.root
         hl_rot[r] = hl_pos[r] = root_halflife
-        ext_q = extrapolate_rotation(sw.q0, sw.w0, hl_rot, sw.t)
         ext_x = extrapolate(sw.x0, sw.v0, hl_pos, sw.t)
-        return _blend_window(sw, ext_q, ext_x)
+        ext_q = knees.keep(extrapolate_rotation(sw.q0, sw.w0, hl_rot, sw.t), ext_x, sw.src.parents, sw.knees)
+        rot, pos = _blend_window(sw, ext_q, ext_x)
+        return rot, pos, Travel(np.diff(ext_x[:, r], axis=0), sw.alpha[1:, r])
 
     return _transition(src, dst, src_time, dst_time, blend_time, mask, max_speed, window, "dead_blend", feet,
                        lock_feet, reanchor)
@@ -513,7 +601,9 @@ def inertialize(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_ti
     """Inertialized transition: the re-anchored dst plus the offset src - dst at the switch,
     decaying to zero over blend_time; same layout and arguments as `dead_blend`.
 
-    Offsets are per joint in the parent frame (the root's in the world): translations
+    Offsets are per joint in the parent frame (the root's in the world; its travel over the
+    floor, re-anchored, goes from the source's velocity at the switch into dst's as the kind's
+    offset carries a velocity, see the module notes): translations
     x0 - xd with rate v0 - vd, rotations a0 = to_saa(hemi(q0 inv(qd))) applied as
     from_saa(a(t)) qd(t), with the rate that makes the output turn at the source's angular
     velocity at the switch: a'(0) = scaled_angle_axis_rate(a0, w0 - R(a0) wd) (dst's velocity
@@ -546,7 +636,7 @@ def inertialize(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_ti
             return cubic_offset(x0, v0, blend_time, t)
         return quintic_offset(x0, v0, blend_time, t)
 
-    def window(sw: _Switch) -> tuple[Array, Array]:
+    def window(sw: _Switch) -> tuple[Array, Array, Travel]:
         wd, vd = _velocity(sw.qd[:2], sw.xd[:2], sw.src.fps)
         turn = quat.hemi(quat.mul_inv(sw.q0, sw.qd[0]))
         off_q = quat.to_scaled_angle_axis(turn)
@@ -554,7 +644,16 @@ def inertialize(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_ti
         t = sw.t[1:]
         dq, dx = offset(off_q, rate_q, t), offset(sw.x0 - sw.xd[0], sw.v0 - vd, t)
         m = sw.mask[:, None]
-        return quat.mul(quat.from_scaled_angle_axis(m * dq), sw.qd[1:]), sw.xd[1:] + m * dx
+        # The root's travel: the source's velocity at the switch carried as this offset carries a
+        # velocity (its rate from a unit rate and no offset), up to where the offset would turn
+        # back to give the distance back: the root goes on from there instead of slowing below
+        # both takes.
+        r = sw.src.root
+        carried = np.diff(offset(np.zeros(1), np.ones(1), sw.t)[:, 0]) * sw.src.fps
+        share = sw.mask[r] * np.clip(carried, 0.0, 1.0)
+        steps = np.broadcast_to(sw.v0[r] / sw.src.fps, (len(t), 3))
+        return (quat.mul(quat.from_scaled_angle_axis(m * dq), sw.qd[1:]), sw.xd[1:] + m * dx,
+                Travel(steps, 1.0 - share))
 
     return _transition(src, dst, src_time, dst_time, blend_time, mask, max_speed, window, "inertialize", feet,
                        lock_feet, reanchor)
@@ -570,13 +669,15 @@ def crossfade(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time
     held past its end) as Blender's NLA does: two motions averaged, the root on both paths.
     """
 
-    def window(sw: _Switch) -> tuple[Array, Array]:
+    def window(sw: _Switch) -> tuple[Array, Array, None]:
         n = sw.n_window + 1
         if hold_source:
-            return _blend_window(sw, np.broadcast_to(sw.q0, (n, *sw.q0.shape)),
-                                 np.broadcast_to(sw.x0, (n, *sw.x0.shape)))
-        frames = np.minimum(sw.i_s + np.arange(n), sw.src.n_frames - 1)
-        return _blend_window(sw, *_rooted(sw.src, frames))
+            rot, pos = _blend_window(sw, np.broadcast_to(sw.q0, (n, *sw.q0.shape)),
+                                     np.broadcast_to(sw.x0, (n, *sw.x0.shape)))
+        else:
+            frames = np.minimum(sw.i_s + np.arange(n), sw.src.n_frames - 1)
+            rot, pos = _blend_window(sw, *_rooted(sw.src, frames))
+        return rot, pos, None
 
     return _transition(src, dst, src_time, dst_time, blend_time, mask, None, window, "crossfade", feet,
                        lock_feet, reanchor)
@@ -593,7 +694,7 @@ def cut(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: floa
                        reanchor=reanchor)
 
 
-def _no_window(sw: _Switch) -> tuple[Array, Array]:
+def _no_window(sw: _Switch) -> tuple[Array, Array, None]:
     raise AssertionError("unreachable: a cut has no blend window")
 
 

@@ -236,6 +236,89 @@ def foot_locking(src: Clip, dst: Clip, out: Path, src_time: float = 1.0, blend_t
     return _save(fig, out)
 
 
+def _root_speed(clip: Clip) -> np.ndarray:
+    """[T - 1] the motion root's speed over the floor (m/s) from each frame to the next."""
+    from core import root
+
+    _, pos = root.root_world(clip)
+    step = np.diff(pos, axis=0)
+    step -= np.outer(step @ clip.up, clip.up)
+    return np.linalg.norm(step, axis=-1) * clip.fps * clip.meters_per_unit
+
+
+def transition_root_speed(src: Clip, dst: Clip, out: Path, src_time: float = 1.6, dst_time: float = 0.3,
+                          blend_time: float = 0.25) -> Path:
+    """The root's speed over the floor through a dead-blended walk -> run: the root's positions
+    blended into the re-anchored run (as transitions did) against its steps blended and integrated
+    (as they do), with each take's own speed."""
+    import math
+
+    from core import root, transition
+
+    after = transition.dead_blend(src, dst, src_time, dst_time, blend_time)
+    fps = src.fps
+    i_s, i_d = round(src_time * fps), round(dst_time * fps)
+    k = math.ceil(blend_time * fps - 1e-5)
+    # The run placed where re-anchoring puts it (after the window the new output is that placement
+    # moved over the floor only, so its heading says where), its positions then blended as before.
+    seen = dst.replace(up=src.up, forward=src.forward)
+    own = root.trajectory(seen)
+    heading = own.heading[i_d] + root.trajectory(after).heading[i_s + k] - own.heading[i_d + k]
+    placed = root.reanchor(seen, i_d, root.trajectory(src).position[i_s], heading)
+    before = transition.dead_blend(src, placed, src_time, dst_time, blend_time, reanchor=False)
+    span = slice(i_s - round(0.4 * fps), i_s + k + round(0.4 * fps))
+    t = (np.arange(after.n_frames - 1) + 1 - i_s) / fps
+    fig, ax = plt.subplots(figsize=(9, 3.8))
+    walk, run = _root_speed(src), _root_speed(dst)
+    ax.plot(t[span], _root_speed(before)[span], color="#ff7f0e", lw=2.2, ls="--",
+            label=f"before: positions blended (peak {_root_speed(before)[i_s:i_s + k].max():.2f} m/s)")
+    ax.plot(t[span], _root_speed(after)[span], color="#2ca02c", lw=3.0, alpha=0.8,
+            label=f"now: steps blended (peak {_root_speed(after)[i_s:i_s + k].max():.2f} m/s)")
+    # The takes' own speeds on top: the output is the walk's before the switch, the run's after.
+    ax.plot(t[:i_s][span.start:], walk[span.start:i_s], color=COLORS["L"], lw=1.0,
+            label=f"{src.name} (source)")
+    own_t = (np.arange(len(run)) + 1 - i_d) / fps
+    keep = (own_t > 0) & (own_t <= t[span][-1])
+    ax.plot(own_t[keep], run[keep], color=COLORS["R"], lw=1.0,
+            label=f"{dst.name} from {dst_time:g} s (destination)")
+    ax.axvspan(0, blend_time, color="#eeeeee", zorder=0, label="blend window")
+    ax.set_xlabel("seconds from the switch")
+    ax.set_ylabel("root speed over the floor (m/s)")
+    ax.legend(loc="upper left", fontsize=8)
+    fig.suptitle(f"{src.name} at {src_time:g} s -> {dst.name}: the hips' speed through a {blend_time:g} s "
+                 "dead blend")
+    return _save(fig, out)
+
+
+def sync_path(walk: Clip, run: Clip, out: Path, seconds: float = 6.0) -> Path:
+    """A walk -> run sync-blend ramp's root path seen from above, from loops cut as the takes walk
+    (straight) and from loops that repeat their cut cycle's own turn (straighten=False, what
+    loop_cycle made before), drawn along and across the initial line (the lateral axis stretched)."""
+    from core import root, sync
+
+    ramp = (np.array([0.0, seconds]), np.array([0.0, 1.0]))
+    fig, ax = plt.subplots(figsize=(9, 3.6))
+    for label, straighten, color, ls in (("loops as their takes walk (default)", None, "#2ca02c", "-"),
+                                         ("loops repeating their cut cycle's turn (straighten=False)", False,
+                                          "#ff7f0e", "--")):
+        a, b = sync.loop_cycle(walk, straighten=straighten), sync.loop_cycle(run, straighten=straighten)
+        blend = sync.sync_blend(a, b, ramp, seconds)
+        path = root.trajectory(blend).position * blend.meters_per_unit
+        i, j = (round(float(x)) for x in blend.events["FootDown_L"][:2] * blend.fps)
+        along = path[j] - path[i]
+        along /= np.linalg.norm(along)
+        across = np.cross(blend.up, along)
+        rel = path - path[i]
+        ax.plot(rel @ along, (rel @ across) * 100, color=color, ls=ls, lw=1.8,
+                label=f"{label}: {abs(rel[-1] @ across) * 100:.0f} cm off after {rel[-1] @ along:.1f} m")
+    ax.axhline(0.0, color="#999999", lw=0.8)
+    ax.set_xlabel("metres along the first cycle's direction")
+    ax.set_ylabel("across it (cm)")
+    ax.legend(loc="upper left", fontsize=8)
+    fig.suptitle(f"{walk.name} -> {run.name}, a {seconds:g} s sync-blend ramp seen from above")
+    return _save(fig, out)
+
+
 def _blend_for_timeline(walk: Clip, run: Clip) -> Clip:
     from core import sync
 
@@ -256,6 +339,8 @@ def make_all(docs: Path = DOCS, extra: dict[str, Callable[[Path], Path]] | None 
         transition_speeds(walk, run, docs / "transition.png"),
         sync_ramp(walk, run, docs / "sync.png"),
         foot_locking(walk, run, docs / "footlock.png"),
+        transition_root_speed(walk, run, docs / "root_speed.png"),
+        sync_path(walk, run, docs / "sync_path.png"),
     ]
     for name, make in (extra or {}).items():
         paths.append(make(docs / name))

@@ -193,6 +193,59 @@ def zero_length_ends(clip: Clip) -> Variant:
     return _with_joints(clip, parents, names, off, rot, pos, clip.end_parents, clip.end_offsets), np.arange(J)
 
 
+# -- parts cut off -------------------------------------------------------------------------------
+
+
+def without(clip: Clip, joints: Sequence[int]) -> Variant:
+    """The clip with `joints` and everything below them cut off, as a user cleaning a file would:
+    the other joints keep their channels and world motion, and a joint left without children gets
+    an End Site where its first cut child was (BVH writers close every leaf with one). index[j] is
+    the new joint of the original's joint j, -1 where cut."""
+    cut = np.zeros(clip.n_joints, dtype=bool)
+    for j in joints:
+        cut |= skeleton.descendants(clip.parents, int(j))
+    keep = np.flatnonzero(~cut)
+    index = np.full(clip.n_joints, -1, dtype=np.int64)
+    index[keep] = np.arange(keep.size)
+    parents = np.where(clip.parents[keep] >= 0, index[np.maximum(clip.parents[keep], 0)], -1)
+    ends = [(int(index[owner]), e) for owner, e in zip(clip.end_parents, clip.end_offsets, strict=True)
+            if not cut[owner]]
+    has_child = {int(p) for p in parents if p >= 0} | {owner for owner, _ in ends}
+    for gone in np.flatnonzero(cut):
+        above = int(clip.parents[gone])
+        if above >= 0 and not cut[above] and int(index[above]) not in has_child:
+            ends.append((int(index[above]), clip.offsets[gone]))
+            has_child.add(int(index[above]))
+    ends.sort(key=lambda pe: pe[0])
+    end_parents = np.array([owner for owner, _ in ends], dtype=np.int64)
+    end_offsets = np.array([e for _, e in ends], dtype=np.float64).reshape(-1, 3)
+    return fresh(clip, names=[clip.names[j] for j in keep], parents=parents, offsets=clip.offsets[keep],
+                 rotations=clip.rotations[:, keep], positions=clip.positions[:, keep],
+                 channels=[clip.channels[j] for j in keep], end_parents=end_parents,
+                 end_offsets=end_offsets), index
+
+
+def only(clip: Clip, joint: int) -> Variant:
+    """Only `joint` and everything below it, `joint` now the root carrying its world motion (its
+    world rotation and position as its own channels): an upper or lower body on its own."""
+    keep = np.flatnonzero(skeleton.descendants(clip.parents, joint))
+    index = np.full(clip.n_joints, -1, dtype=np.int64)
+    index[keep] = np.arange(keep.size)
+    wrot, wpos = clip.fk()
+    rot, pos = clip.rotations[:, keep].copy(), clip.positions[:, keep].copy()
+    rot[:, 0], pos[:, 0] = wrot[:, joint], wpos[:, joint]
+    offsets = clip.offsets[keep].copy()
+    offsets[0] = skeleton.rest_positions(clip.parents, clip.offsets)[joint]
+    parents = np.where(clip.parents[keep] >= 0, index[np.maximum(clip.parents[keep], 0)], -1)
+    parents[0] = -1
+    inside = skeleton.descendants(clip.parents, joint)[clip.end_parents]
+    channels = [("Xposition", "Yposition", "Zposition", "Zrotation", "Xrotation", "Yrotation"),
+                *[clip.channels[j] for j in keep[1:]]]
+    return fresh(clip, names=[clip.names[j] for j in keep], parents=parents, offsets=offsets, rotations=rot,
+                 positions=pos, channels=channels, end_parents=index[clip.end_parents[inside]],
+                 end_offsets=clip.end_offsets[inside]), index
+
+
 def world(clip: Clip) -> np.ndarray:
     """[T, J, 3] world joint positions."""
     return clip.fk()[1]

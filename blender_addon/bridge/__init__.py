@@ -38,6 +38,7 @@ from .reading import (
     remember_feet,
     source_clip,
     with_feet,
+    with_unit,
 )
 from .space import SETTINGS_KEY, current_scene, import_settings, rest_pose, scene_fps, space, world_matrix
 from .writing import clip_to_action, progress_after
@@ -49,5 +50,5 @@ __all__ = [
     "evaluated_clip", "import_settings", "nla_items", "nla_tracks", "no_keys", "progress_after",
     "property_curve", "property_path", "quoted_name", "rate_note", "read_action", "read_notes",
     "read_source", "remember_feet", "resolve_action", "rest_pose", "rig_driven", "scene_fps", "source_clip",
-    "space", "with_feet", "world_matrix",
+    "space", "with_feet", "with_unit", "world_matrix",
 ]

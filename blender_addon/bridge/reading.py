@@ -80,13 +80,24 @@ def read_source(obj: Any, action: Any = None, source: str = "AUTO") -> tuple[str
 
 def source_clip(obj: Any, action: Any = None, slot: Any = None, source: str = "KEYS") -> Clip:
     """The Clip of an action read from `source` (KEYS, EVALUATED or AUTO: `read_source`), noted for
-    the open `read_notes()`; no body-map feet applied (`read_action` applies them)."""
+    the open `read_notes()`, in the unit the user set on the armature (`with_unit`); no body-map
+    feet applied (`read_action` applies them)."""
     action, slot = resolve_action(obj, action, slot)
     used, why = read_source(obj, action, source)
     _note_read(f"read {action.name!r}: {used.lower()} ({why})")
     if used == "EVALUATED":
-        return evaluated_clip(obj, action, slot=slot)
-    return action_to_clip(obj, action, slot=slot)
+        return with_unit(obj, evaluated_clip(obj, action, slot=slot))
+    return with_unit(obj, action_to_clip(obj, action, slot=slot))
+
+
+def with_unit(obj: Any, clip: Clip) -> Clip:
+    """`clip` with the unit the user set on the armature (`obj.stride.meters_per_unit`, the Rig
+    panel's Unit) where it is set (0 is Auto: the body map's, from the standing height)."""
+    settings = getattr(obj, "stride", None)
+    unit = float(getattr(settings, "meters_per_unit", 0.0) or 0.0)
+    if unit > 0.0:
+        clip.meters_per_unit = unit
+    return clip
 
 
 def read_action(obj: Any, action: Any = None, slot: Any = None, source: str = "KEYS") -> tuple[Clip, Timing]:

@@ -19,6 +19,7 @@ import bpy
 import numpy as np
 
 from ..core import quat
+from ..core.clip import snap_fps
 from ..errors import BridgeError
 from ..recipes.actions import Space, clip_space
 
@@ -35,8 +36,11 @@ def current_scene() -> Any:
 
 
 def scene_fps(scene: Any = None) -> float:
+    """The scene's frame rate, snapped as BVH Frame Times are (`snap_fps`): Blender's importer leaves
+    fps_base at 0.999996 for a 120 fps file (its Frame Time's few digits), and 120.0005 frames a
+    second put a bake's keys off whole frames and its export at 120.365 fps."""
     scene = scene or current_scene()
-    return scene.render.fps / scene.render.fps_base
+    return snap_fps(scene.render.fps_base / scene.render.fps)
 
 
 def import_settings(obj: Any, axis_forward: str = "-Z", axis_up: str = "Y",
@@ -49,7 +53,34 @@ def import_settings(obj: Any, axis_forward: str = "-Z", axis_up: str = "Y",
         stored = owner.get(SETTINGS_KEY) if owner is not None else None
         if stored:
             settings.update(json.loads(stored))
-    return settings
+    return _with_ancestors(obj, settings)
+
+
+def _with_ancestors(obj: Any, settings: dict[str, Any]) -> dict[str, Any]:
+    """A stored joint layout with the bones added above its joints since it was stored (a root
+    bone Add Root Motion put over the hips) listed first, parents first, without channels: they
+    read as the still top joints they are in the actions made before them."""
+    names = settings.get("names")
+    bones = getattr(getattr(obj, "data", None), "bones", None)
+    if not names or bones is None:
+        return settings
+    listed, above = set(names), []
+    for name in names:
+        bone = bones.get(name)
+        chain = []
+        parent = bone.parent if bone is not None else None
+        while parent is not None and parent.name not in listed:
+            chain.append(parent.name)
+            parent = parent.parent
+        for missing in reversed(chain):
+            above.append(missing)
+            listed.add(missing)
+    if not above:
+        return settings
+    out = {**settings, "names": above + list(names)}
+    if settings.get("channels") and len(settings["channels"]) == len(names):
+        out["channels"] = [[] for _ in above] + list(settings["channels"])
+    return out
 
 
 def world_matrix(obj: Any) -> np.ndarray:

@@ -11,6 +11,8 @@ What a job does to clips needs no bpy and lives in recipes/; here is what it rea
 - sync.py: Bake Sync Blend and its weight curve
 - results.py: a bake's result as a new action (`write_result`)
 - previews.py: the sidebar's previews, kept between redraws
+- root_motion.py: Add Root Motion
+- engine.py: Export for Engine
 
 Every public name is here, as `jobs.<name>` (the recipes' and errors' too).
 """
@@ -38,6 +40,7 @@ from ..recipes.transitions import (
     joint_mask,
     transition_clip,
 )
+from .engine import Exported, export_engine
 from .events import (
     CURVE_GROUP,
     WRITTEN_CURVES,
@@ -50,6 +53,7 @@ from .events import (
 from .files import export_bvh, import_files, save_blend
 from .previews import action_key, forget_previews, preview_footsteps, preview_sync
 from .results import PLAYS_ON, write_result
+from .root_motion import RootMotion, add_root_motion
 from .scene import ACTION, ARMATURE, BAKED_FROM, NLA_TRACK, TWO_ACTIONS, find_armature, resolve_source, unmet
 from .sync import (
     DEFAULT_RAMP,
@@ -63,15 +67,71 @@ from .sync import (
 from .transitions import bake_nla_track, bake_transition, find_target_time, nla_actions, transition_pieces
 
 __all__ = [
-    "ACTION", "ARMATURE", "BAKED_FROM", "CURVE_GROUP", "CYCLES_NEED_ONE_WEIGHT", "DEFAULT_RAMP",
-    "ITSELF_APART", "LOWER_PELVIS_HINT", "NLA_TRACK", "NO_CORE_WORDS", "PLAYS_ON", "TRANSITION_METHODS",
-    "TWO_ACTIONS", "USER_ERRORS", "WEIGHT_PROPERTY", "WRITTEN_CURVES", "CyclePreview", "FootstepPreview",
-    "JobError", "SyncPreview", "action_key", "add_cycles_modifiers", "bake_frames", "bake_nla_track",
-    "bake_sync_blend", "bake_transition", "best_target_time", "check_lengths", "contact_masks",
-    "core_method", "core_warnings", "cycle_of", "default_ramp", "detect_events_from_curves",
-    "detect_footsteps", "ensure_weight_curve", "export_bvh", "feet_note", "find_armature", "find_footsteps",
-    "find_target_time", "foot_speed", "forget_previews", "import_files", "in_user_words", "joint_mask",
-    "key_weight_curve", "lock_feet_action", "lock_feet_clip", "loops", "nla_actions", "played_cycles",
-    "preview_footsteps", "preview_sync", "resolve_source", "save_blend", "sync_clip", "sync_weight",
-    "transition_clip", "transition_pieces", "unmet", "write_event_curves", "write_result",
+    "ACTION",
+    "ARMATURE",
+    "BAKED_FROM",
+    "CURVE_GROUP",
+    "CYCLES_NEED_ONE_WEIGHT",
+    "DEFAULT_RAMP",
+    "ITSELF_APART",
+    "LOWER_PELVIS_HINT",
+    "NLA_TRACK",
+    "NO_CORE_WORDS",
+    "PLAYS_ON",
+    "TRANSITION_METHODS",
+    "TWO_ACTIONS",
+    "USER_ERRORS",
+    "WEIGHT_PROPERTY",
+    "WRITTEN_CURVES",
+    "CyclePreview",
+    "Exported",
+    "FootstepPreview",
+    "JobError",
+    "RootMotion",
+    "SyncPreview",
+    "action_key",
+    "add_cycles_modifiers",
+    "add_root_motion",
+    "bake_frames",
+    "bake_nla_track",
+    "bake_sync_blend",
+    "bake_transition",
+    "best_target_time",
+    "check_lengths",
+    "contact_masks",
+    "core_method",
+    "core_warnings",
+    "cycle_of",
+    "default_ramp",
+    "detect_events_from_curves",
+    "detect_footsteps",
+    "ensure_weight_curve",
+    "export_bvh",
+    "export_engine",
+    "feet_note",
+    "find_armature",
+    "find_footsteps",
+    "find_target_time",
+    "foot_speed",
+    "forget_previews",
+    "import_files",
+    "in_user_words",
+    "joint_mask",
+    "key_weight_curve",
+    "lock_feet_action",
+    "lock_feet_clip",
+    "loops",
+    "nla_actions",
+    "played_cycles",
+    "preview_footsteps",
+    "preview_sync",
+    "resolve_source",
+    "save_blend",
+    "sync_clip",
+    "sync_weight",
+    "transition_clip",
+    "transition_pieces",
+    "unmet",
+    "write_event_curves",
+    "write_result",
 ]

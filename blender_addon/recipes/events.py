@@ -54,7 +54,7 @@ def lock_feet_clip(clip: Clip, *, options: LockFeetOptions, masks: dict[str, np.
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if masks is None:
-            masks = contacts.contacts(clip, speed_mps=foot_speed(options.speed_mps))
+            masks = contacts.contacts(clip, speed_mps=foot_speed(options.speed_mps), split_slides=False)
         out = footlock.lock_feet(clip, contacts=masks, blend_time=options.blend_time,
                                  lower_pelvis=options.lower_pelvis)
     words = {LOWER_PELVIS_HINT: f". {face.called(LockFeetOptions, 'lower_pelvis')} lowers the pelvis instead"}

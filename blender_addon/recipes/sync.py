@@ -32,7 +32,8 @@ def cycle_hint(face: Face = UI) -> str:
 def cycle_of(clip: Clip, timing: Timing, frames: tuple[int, int], straighten: bool = False,
              which: str = "frames_a", face: Face = UI) -> Clip:
     """One clean loop of a clip: between its footsteps, or the frames given (in `timing`'s frames);
-    `straighten`: without the cycle's turn (see sync.loop_cycle). `which`: the option the frames
+    `straighten`: without any turn (a closed loop), else turning as the take does on average
+    (sync.loop_cycle's default). `which`: the option the frames
     are (frames_a, frames_b), named in errors as the user of `face` calls it."""
     label = face.called(SyncOptions, which)
     span: tuple[int, int] | None = None
@@ -43,7 +44,7 @@ def cycle_of(clip: Clip, timing: Timing, frames: tuple[int, int], straighten: bo
             raise JobError(f"{label} {frames[0]}-{frames[1]} are not a cycle inside {clip.name!r} "
                            f"(frames {timing.start:g}-{float(timing.frame(clip.duration)):g})")
     try:
-        return sync.loop_cycle(clip, span, straighten=straighten)
+        return sync.loop_cycle(clip, span, straighten=True if straighten else None)
     except ValueError as exc:
         raise JobError(f"{clip.name!r}: {exc}. {cycle_hint(face)}") from None
 

@@ -79,3 +79,61 @@ def test_foot_speed_is_auto_by_default_and_any_value_is_accepted(scene, stride):
             bpy.ops.stride.detect_footsteps(speed_mps=speed)
         except RuntimeError as exc:  # a report, never an internal parameter name
             assert "exit_mps" not in str(exc) and "speed_mps" not in str(exc), str(exc)
+
+
+# -- parts of bodies -----------------------------------------------------------------------------
+
+
+def test_a_rig_without_legs_reports_an_error_naming_the_rig_panels_foot_pickers(scene, stride, tmp_path):
+    take = bvh.load(cmu_path("02_01"))
+    legless, _ = V.without(take, [take.names.index("LHipJoint"), take.names.index("RHipJoint")])
+    obj = _rig(tmp_path, legless, "legless")
+    for operator in ("detect_footsteps", "lock_feet"):
+        with pytest.raises(RuntimeError) as caught:
+            getattr(bpy.ops.stride, operator)()
+        said = str(caught.value)
+        assert "no legs found" in said and "in Blender, the Rig panel's foot pickers" in said, said
+        assert "LeftShoulder > " in said and "hang from the shoulders or the neck side of the spine" in said
+    assert not steps_of(obj.animation_data.action) and len(bpy.data.actions) == 1  # nothing written
+    with pytest.raises(RuntimeError, match="Rig panel's foot pickers"):
+        bpy.ops.stride.find_feet()
+    lines = stride.rig.body_lines(obj)
+    assert any(t.startswith("No legs found: ") and "Rig panel's foot pickers" in t and icon == "ERROR"
+               for t, icon in lines), lines
+    # Picked by hand (here the hands), the feet are the user's: the map stands on them.
+    obj.stride.left_foot, obj.stride.right_foot = "LeftHand", "RightHand"
+    clip, _ = stride.bridge.read_action(obj)
+    assert clip.body.evidence["legs"] == "user" and clip.names[clip.body.feet["L"][0]] == "LeftHand"
+
+
+def test_a_lower_body_says_its_unit_is_a_guess_and_takes_the_rig_panels_unit(scene, stride, tmp_path, capfd):
+    take = bvh.load(cmu_path("02_01"))
+    lower, _ = V.without(take, [take.names.index("LowerBack")])
+    path = tmp_path / "lower.bvh"
+    bvh.save(lower, path)
+    scene.render.fps = 120
+    assert bpy.ops.stride.import_bvh(filepath=str(path)) == {"FINISHED"}
+    obj = bpy.context.active_object
+    capfd.readouterr()
+    assert bpy.ops.stride.detect_footsteps() == {"FINISHED"}
+    out = capfd.readouterr().out
+    warned = [line for line in out.splitlines() if line.startswith("Warning:") and "unit is a guess" in line]
+    assert warned and all("0.05644 m per file unit" in w and "the Rig panel's Unit" in w for w in warned), out
+    # The footstep report itself, beside the core's warning.
+    assert any(w.startswith("Warning: lower: ") and "(from names)" in w for w in warned), warned
+    lines = dict(stride.rig.body_lines(obj))
+    (unit,) = [t for t in lines if t.startswith("Unit: ")]
+    assert unit.startswith("Unit: 0.05644 m (guess)") and lines[unit] == "ERROR"
+    assert any("the unit is a guess (no head" in t for t in lines)
+    for args in ([str(path)], ["--armature", obj.name]):  # stride inspect, of the file and the armature
+        assert stride.cli.main(["inspect", *args]) == 0
+        out = capfd.readouterr().out
+        assert "unit 0.05644 m (guess)" in out and "the Rig panel's Unit" in out, out
+    # Set in the Rig panel, the unit is the user's: every read takes it, and nothing is guessed.
+    obj.stride.meters_per_unit = 0.056
+    lines = dict(stride.rig.body_lines(obj))
+    assert any(t.startswith("Unit: 0.056 m (user)") for t in lines) and not any("guess" in t for t in lines)
+    clip, _ = stride.bridge.read_action(obj)
+    assert clip.meters_per_unit == pytest.approx(0.056) and clip.body.evidence["unit"] == "user"
+    assert bpy.ops.stride.detect_footsteps() == {"FINISHED"}
+    assert "guess" not in capfd.readouterr().out

@@ -24,7 +24,9 @@ def sliding(clip: Clip) -> Clip:
 
 
 def worst_slip_cm(clip: Clip, planted: dict[str, np.ndarray]) -> float:
-    """Largest drift (cm, on the floor) of a foot's slowest point over one of its contacts."""
+    """Largest drift (cm, on the floor) of a foot's slowest point over one of its contacts, from
+    the frame the lock is full (0.1 s after the touchdown: issue 36's locks ease in over the
+    landing, and its slip is measured from there)."""
     world = clip.fk()[1]
     ends = clip.end_site_positions(*clip.fk())
     worst = 0.0
@@ -35,7 +37,9 @@ def worst_slip_cm(clip: Clip, planted: dict[str, np.ndarray]) -> float:
         p = np.concatenate([world[:, joints], ends[:, sites]], axis=1)
         p = p - np.outer(p.reshape(-1, 3) @ up, up).reshape(p.shape)
         edges = np.flatnonzero(np.diff(np.concatenate([[0], mask.astype(np.int8), [0]])))
+        full = int(np.ceil(0.1 * clip.fps))
         for a, b in zip(edges[::2], edges[1::2], strict=True):
+            a += full
             if b - a < 3:
                 continue
             drift = np.linalg.norm(p[a:b] - p[a], axis=-1).max(axis=0)  # per point

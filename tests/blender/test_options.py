@@ -25,6 +25,8 @@ COMMANDS = [
     ("bake_nla_track", "nla", "NlaBakeOptions"),
     ("bake_sync_blend", "sync-blend", "SyncOptions"),
     ("lock_feet", "lock-feet", "LockFeetOptions"),
+    ("add_root_motion", None, "RootMotionOptions"),
+    ("export_engine", "export-engine", "EngineExportOptions"),
 ]
 # Operator properties that are no setting of the job: the file browser's.
 FILE_BROWSER = {"rna_type", "filepath", "directory", "files", "filter_glob", "check_existing"}
@@ -73,7 +75,7 @@ def test_each_operator_property_is_its_options_field_with_its_default(operator, 
 
 def test_every_operator_property_has_a_description(stride):
     operators = [name for name in dir(bpy.ops.stride) if not name.startswith("_")]
-    assert len(operators) == 14  # the sidebar's 12 and the Rig panel's 2
+    assert len(operators) == 16  # the sidebar's 14 and the Rig panel's 2
     for operator in operators:
         for prop in getattr(bpy.ops.stride, operator).get_rna_type().properties:
             if prop.identifier != "rna_type":
@@ -192,15 +194,17 @@ def test_cli_errors_name_the_flag_once(stride, tmp_path, capsys):
 # Sidebar setting -> the (options class, field)s it feeds through panels.fill_operator.
 FOOTSTEPS, EVENTS, DECODE, LOCK = "FootstepOptions", "EventOptions", "DecodeOptions", "LockFeetOptions"
 TRANSITION, NLA, SYNC = "TransitionOptions", "NlaBakeOptions", "SyncOptions"
+ROOT, ENGINE = "RootMotionOptions", "EngineExportOptions"
 SIDEBAR = {
-    "action": [(FOOTSTEPS, "action"), (EVENTS, "action"), (DECODE, "action"), (LOCK, "action")],
+    "action": [(FOOTSTEPS, "action"), (EVENTS, "action"), (DECODE, "action"), (LOCK, "action"),
+               (ROOT, "action")],
     "speed_mps": [(FOOTSTEPS, "speed_mps"), (EVENTS, "speed_mps"), (LOCK, "speed_mps")],
     "window": [(EVENTS, "window"), (DECODE, "window")],
     "sigma": [(EVENTS, "sigma")], "tracks": [(EVENTS, "tracks")], "prefix": [(DECODE, "prefix")],
     "span": [(DECODE, "span")], "tolerance": [(DECODE, "tolerance")], "causal": [(DECODE, "causal")],
     "lifts": [(FOOTSTEPS, "lifts")],
     "source": [(FOOTSTEPS, "source"), (EVENTS, "source"), (LOCK, "source"), (TRANSITION, "source"),
-               (NLA, "source"), (SYNC, "source")],
+               (NLA, "source"), (SYNC, "source"), (ROOT, "source"), (ENGINE, "source")],
     "lock_blend_time": [(LOCK, "blend_time")], "lower_pelvis": [(LOCK, "lower_pelvis")],
     **{name: [(TRANSITION, name)] for name in (
         "source_action", "source_time", "target_action", "target_time", "target_end", "blend_time",
@@ -213,6 +217,9 @@ SIDEBAR = {
     "target_speed": [(SYNC, "speed_mps")], "sync_mode": [(SYNC, "mode")], "sync_mask": [(SYNC, "mask")],
     "lock_feet": [(TRANSITION, "lock_feet"), (NLA, "lock_feet"), (SYNC, "lock_feet")],
     "allow_mismatch": [(TRANSITION, "allow_mismatch"), (NLA, "allow_mismatch"), (SYNC, "allow_mismatch")],
+    "root_smooth": [(ROOT, "smooth"), (ENGINE, "smooth")], "root_mode": [(ROOT, "mode"), (ENGINE, "mode")],
+    "engine_actions": [(ENGINE, "actions")], "file_format": [(ENGINE, "file_format")],
+    "engine": [(ENGINE, "engine")], "root_motion": [(ENGINE, "root_motion")],
 }
 
 
@@ -229,7 +236,7 @@ def test_sidebar_settings_are_options_fields_and_hold_every_option(scene, stride
             assert (other.default, other.metadata) == (first.default, first.metadata), (name, other_cls)
     # Every option of every command the sidebar runs is one of its settings.
     covered = {pair for pairs in SIDEBAR.values() for pair in pairs}
-    for cls_name in (FOOTSTEPS, EVENTS, DECODE, LOCK, TRANSITION, NLA, SYNC):
+    for cls_name in (FOOTSTEPS, EVENTS, DECODE, LOCK, TRANSITION, NLA, SYNC, ROOT, ENGINE):
         for f in dataclasses.fields(getattr(stride.options, cls_name)):
             assert (cls_name, f.name) in covered, (cls_name, f.name)
 
@@ -253,7 +260,7 @@ def test_sidebar_settings_reach_the_operator_buttons(scene, stride):
     for name, prop in props.items():
         if name != "weight_mode":  # its Curve keys a curve; the value is what matters here
             setattr(settings, name, other_value(prop))
-    for cls_name in (FOOTSTEPS, EVENTS, DECODE, LOCK, TRANSITION, NLA, SYNC):
+    for cls_name in (FOOTSTEPS, EVENTS, DECODE, LOCK, TRANSITION, NLA, SYNC, ROOT, ENGINE):
         op = types.SimpleNamespace()
         stride.panels.fill_operator(op, settings, getattr(stride.options, cls_name))
         for name, fed in SIDEBAR.items():

@@ -37,7 +37,7 @@ def test_with_no_armature_only_import_runs_and_every_sub_panel_hides(scene, stri
     for name in operators():
         assert getattr(bpy.ops.stride, name).poll() == (name == "import_bvh"), name
     subs = [cls for cls in stride.panels.CLASSES if is_sub_panel(cls)]
-    assert len(subs) == len(stride.panels.CLASSES) - 1 == 10
+    assert len(subs) == len(stride.panels.CLASSES) - 1 == 11
     assert panel_polls(stride) == {cls.__name__: not is_sub_panel(cls) for cls in stride.panels.CLASSES}
     assert not bpy.types.VIEW3D_PT_stride_rig.poll(bpy.context)
     # The Stride panel says why; a button run anyway says it too (its poll message).
@@ -268,3 +268,14 @@ def test_a_core_warning_inside_an_operator_shows_in_its_reports_and_on_the_cli(s
     assert stride.cli.main(["events", str(blend), "--out", str(tmp_path / "out.blend")]) == 0
     err = capfd.readouterr().err
     assert f"stride events: warning: {warned[0]}" in err
+
+
+def test_contact_doubts_show_as_warnings_naming_frames(scene, stride, capfd):
+    """A take whose feet step twice in a row (01_01's jumps land one foot first) reports its
+    footsteps as a Warning, not Info, with the frames."""
+    scene.render.fps = 120
+    blender_import(cmu_path("01_01"), rotate_mode="QUATERNION")
+    capfd.readouterr()
+    assert bpy.ops.stride.detect_footsteps() == {"FINISHED"}
+    out = capfd.readouterr().out
+    assert re.search(r"Warning: 01_01: .*steps twice in a row .*at frames \d+ and \d+", out), out

@@ -141,8 +141,10 @@ def test_duration_in_cycles_bakes_whole_blended_cycles_and_loops(scene, stride):
     rot = got.rotations
     assert np.abs(np.abs(np.einsum("ji,ji->j", rot[0], rot[-1])) - 1.0).max() < 1e-6
     root = got.positions[:, got.root]
-    step = np.linalg.norm(root[1] - root[0])
-    assert abs(np.linalg.norm(root[-1] - root[-2]) - step) < 0.05 * step
+    # Its speed changes across the seam (the last step into the first of the next loop) no more
+    # than from one frame to the next inside it (120 fps root steps vary by up to 5 % a frame).
+    steps = np.linalg.norm(np.diff(root, axis=0), axis=-1)
+    assert abs(steps[-1] - steps[0]) <= np.abs(np.diff(steps)).max()
     for fc in curves(stride, walk, action):
         (cycles_mod,) = [m for m in fc.modifiers if m.type == "CYCLES"]
         want = "REPEAT_OFFSET" if fc.data_path.endswith(".location") else "REPEAT"

@@ -84,4 +84,6 @@ def test_without_reanchoring_the_output_is_the_destination_itself_after_the_blen
     np.testing.assert_array_equal(out.rotations[i_s + n:], run.rotations[i_d + n:])
     np.testing.assert_array_equal(out.positions[i_s + n:], run.positions[i_d + n:])
     moved = tr.METHODS[method](walk, run, 1.0, 0.5, 0.25)  # re-anchored: the run's root moves
-    assert np.abs(moved.positions[-1, 0] - run.positions[-1, 0]).max() > 1.0
+    # (not far: both takes cross one walkway, and where the blended travel ends the run goes on
+    # 3.6 cm from its own place)
+    assert np.abs(moved.positions[-1, 0] - run.positions[-1, 0]).max() > 0.3

@@ -337,7 +337,8 @@ def body_joints(clip: Clip) -> np.ndarray:
 def test_the_walk_cycle_runs_from_a_left_touchdown_to_the_next(cmu_clips, loops):
     walk, loop = cmu_clips("02_01"), loops["02_01"]
     steps = contacts.footsteps(walk)
-    # Touchdowns L 137.4, 268.1 and R 206.0: frames 137..267, R 69.0 frames in.
+    # Touchdowns L 137.4, 268.1 and R 73.0, 206.0, 335.4 (same-foot intervals 130.7, 133.0,
+    # 129.4: median 130.7). The L cycle closes best: frames 137..267, R 69.0 frames in.
     assert loop.loop and loop.n_frames == 131
     body = body_joints(walk)
     np.testing.assert_array_equal(loop.rotations[0, body], walk.rotations[137, body])
@@ -350,14 +351,17 @@ def test_the_jog_has_one_left_to_left_cycle_closed_where_its_pose_matches(cmu_cl
     jog, loop = cmu_clips("02_03"), loops["02_03"]
     steps = contacts.footsteps(jog)
     np.testing.assert_allclose(steps["FootDown_L"] * 120, [55.17, 152.0], atol=0.1)
-    # The next touchdown is at 152.0, but frame 148 matches frame 55's pose best within 0.05 s
-    # (the touchdowns are found to a few frames): 93 frames, R 51.0 frames in.
-    assert loop.n_frames == 93
+    # Same-foot intervals 96.8 (L) and 96.5 (R): a cycle lasts 94..99 frames (within 3 %). The
+    # next touchdown is at 152.0, but of frames 149..154 frame 149 matches frame 55's pose best
+    # (the touchdowns are found to a few frames): 94 frames, R 51.0 frames in. (Frame 148, 93
+    # frames, matches better still, but the cycle would be 4 % short.)
+    assert loop.n_frames == 94
+    assert abs(loop.n_frames - sync.touchdown_interval(jog)) <= 0.03 * 96.7
     np.testing.assert_allclose(loop.events["FootDown_R"] * 120, steps["FootDown_R"][1] * 120 - 55, atol=1e-9)
     body = body_joints(jog)
     rms = [np.sqrt(np.mean(quat.angle(jog.rotations[55, body], jog.rotations[b, body]) ** 2))
-           for b in (148, 152)]
-    assert rms[0] < 0.5 * rms[1]
+           for b in (149, 152)]
+    assert rms[0] < 0.6 * rms[1]
 
 
 @pytest.mark.parametrize("name", ["02_01", "02_03"])
@@ -366,7 +370,10 @@ def test_the_seam_step_is_no_larger_than_the_largest_step_inside_the_cycle(name,
     body = body_joints(loop)
     q = loop.rotations[:, body]
     inside = quat.angle(q[1:], q[:-1]).max(axis=0)
-    assert np.all(quat.angle(q[-1], q[0]) <= inside + 1e-6)
+    # Within a degree where a joint barely moves: 02_03's right hand steps 2.0 degrees across the
+    # seam and at most 1.6 inside (the cycle's length is held near the take's median interval).
+    assert np.all(quat.angle(q[-1], q[0]) <= inside + np.radians(1.0))
+    assert np.mean(quat.angle(q[-1], q[0]) <= inside + 1e-6) >= 0.95
     # The root: its residual (hip rotation off the heading, height) closes the same way.
     _, res = root.decompose(loop)
     turns = quat.angle(res.rotation[1:], res.rotation[:-1])
@@ -375,13 +382,13 @@ def test_the_seam_step_is_no_larger_than_the_largest_step_inside_the_cycle(name,
     assert abs(height[-1] - height[0]) <= np.abs(np.diff(height)).max() + 1e-6 * loop.height
     # Cut without the spread, the same frames jump at the seam by up to 4.5 times the largest step.
     clip = cmu_clips(name)
-    raw = clip.rotations[:, body][137 if name == "02_01" else 53:][:loop.n_frames]
+    raw = clip.rotations[:, body][137 if name == "02_01" else 55:][:loop.n_frames]
     assert np.any(quat.angle(raw[-1], raw[0]) > 1.5 * quat.angle(raw[1:], raw[:-1]).max(axis=0))
 
 
 @pytest.mark.parametrize("name, first", [("02_01", 137), ("02_03", 55)])
-def test_a_loop_keeps_its_cycles_displacement_and_turn(name, first, cmu_clips, loops):
-    clip, loop = cmu_clips(name), loops[name]
+def test_a_loop_can_keep_its_cycles_displacement_and_turn(name, first, cmu_clips, loops):
+    clip, loop = cmu_clips(name), sync.loop_cycle(cmu_clips(name), straighten=False)
     traj = root.trajectory(clip)
     last = first + loop.n_frames
     disp, turn = sync.cycle_travel(loop)
@@ -397,6 +404,11 @@ def test_a_loop_keeps_its_cycles_displacement_and_turn(name, first, cmu_clips, l
     assert np.linalg.norm(s_disp) == pytest.approx(np.linalg.norm(disp), rel=1e-3)
     body = body_joints(clip)
     np.testing.assert_array_equal(straight.rotations[:, body], loop.rotations[:, body])
+    # By default the loop turns as its take does on average: these walk within 5 degrees of one
+    # direction (their ends' cycles 1.9 and 0.7 degrees apart), so straight.
+    default = sync.cycle_travel(loops[name])
+    assert abs(default[1]) < 1e-12
+    np.testing.assert_allclose(default[0], s_disp, rtol=0, atol=1e-9 * clip.height)
 
 
 def test_a_loop_made_into_a_loop_again_is_unchanged(loops):
@@ -410,15 +422,17 @@ def test_a_loop_made_into_a_loop_again_is_unchanged(loops):
         np.testing.assert_array_equal(again.events[k], loop.events[k])
 
 
-def test_frames_pick_any_cycle_and_a_clip_without_two_left_touchdowns_says_so(cmu_clips):
+def test_frames_pick_any_cycle_and_a_clip_without_a_whole_cycle_says_so(cmu_clips):
     jog = cmu_clips("02_03")
     # Right touchdowns at 9.5 and 106.0: an R->R cycle from frame 9 to 105.
     right = sync.loop_cycle(jog, frames=(9, 106))
     assert right.n_frames == 97
     np.testing.assert_array_equal(right.events["FootDown_R"], [0.0])
     np.testing.assert_allclose(right.events["FootDown_L"] * 120, [55.17 - 9], atol=0.01)
-    with pytest.raises(ValueError, match=r"no two left.*FootDown_L at frames \[55.2\].*frames=\(a, b\)"):
-        sync.loop_cycle(jog[:120])
+    # Before frame 120 one right cycle (9.5 -> 106.0) is whole: the loop is cut from it.
+    assert sync.loop_cycle(jog[:120]).events["FootDown_R"][0] == 0.0
+    with pytest.raises(ValueError, match=r"no whole cycle.*FootDown_L at frames \[55.2\].*frames=\(a, b\)"):
+        sync.loop_cycle(jog[:100])
     with pytest.raises(ValueError, match="0 <= a < b < 174"):
         sync.loop_cycle(jog, frames=(100, 174))
 
@@ -430,10 +444,11 @@ def weight_of(w):
     return (np.array([0.0, SECONDS]), np.array([0.0, 1.0])) if w == "ramp" else w
 
 
-def played(loop: Clip, n: int, position: np.ndarray, heading: float) -> Clip:
+def played(loop: Clip, n: int, position: np.ndarray, heading: float, turn: float | None = None) -> Clip:
     """The loop repeated for n frames, each cycle moved rigidly (root.reanchor) to where the one
-    before ends (cycle_travel), the first at (position, heading)."""
-    disp, turn = sync.cycle_travel(loop)
+    before ends (cycle_travel; `turn` in its place when given), the first at (position, heading)."""
+    disp, own = sync.cycle_travel(loop)
+    turn = own if turn is None else turn
     rot: list[np.ndarray] = []
     pos: list[np.ndarray] = []
     while sum(len(r) for r in rot) < n:
@@ -450,9 +465,17 @@ def test_weights_0_and_1_play_the_loop_cycles_from_the_same_marker_and_anchor(w,
     walk, jog = loops["02_01"], loops["02_03"]
     out = sync.sync_blend(walk, jog, w, SECONDS)
     start = root.trajectory(walk)
-    # Headings measured alike: the blend measures B's with A's up and facing.
-    want = played(walk if w == 0.0 else jog.replace(up=walk.up, forward=walk.forward), out.n_frames,
-                  start.position[0], start.heading[0])
+    if w == 0.0:
+        want = played(walk, out.n_frames, start.position[0], start.heading[0])
+    else:
+        # Headings measured alike: the blend measures B's with A's up and facing. Each loop is
+        # placed by its travel frame, the pelvis's mean yaw over the cycle (both loops walk
+        # straight), not by the pelvis's swing at the cut: B's mean heading starts at A's. A loop
+        # turns by its own cycle turn (0 here), whatever facing measures it.
+        seen = jog.replace(up=walk.up, forward=walk.forward)
+        own = root.trajectory(seen).heading
+        heading = own[0] - np.mean(own) + np.mean(start.heading)
+        want = played(seen, out.n_frames, start.position[0], heading, sync.cycle_travel(jog)[1])
     assert quat.angle(out.rotations, want.rotations).max() < 1e-6
     error = np.linalg.norm(out.fk()[1] - want.fk()[1], axis=-1).max()
     assert error < 1e-6 * walk.height

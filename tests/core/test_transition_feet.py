@@ -101,7 +101,9 @@ def test_best_target_time_lands_mid_stance_of_the_planted_foot_with_a_small_velo
 
 # --- foot locking through transitions and sync blends ---------------------------------------------
 
-LOCK_CASES = [("02_01", "02_03", 1.2, 0.6), ("02_03", "02_01", 0.8, 1.2),
+# (02_03 > 02_01 enters at 1.15 s: with the lift where the foot speeds up for good, 02_01's right
+# foot is off by 1.2 s + the time 02_03's takes to land.)
+LOCK_CASES = [("02_01", "02_03", 1.2, 0.6), ("02_03", "02_01", 0.8, 1.15),
               ("dataset-1_walk_normal_001", "dataset-1_run_happy_001", 2.0, 1.5),
               ("dataset-1_run_tired_001", "dataset-1_walk_happy_001", 2.5, 2.0)]
 
@@ -161,8 +163,9 @@ def test_a_locked_sequence_holds_the_feet_through_every_switch():
             plain, planted, frames=window)
 
 
-def stance_slips(clip, planted):
-    """Horizontal slip (m) of each contact's slowest point, summed over the contact."""
+def stance_slips(clip, planted, after=0.0):
+    """Horizontal slip (m) of each contact's slowest point, summed over the contact from `after`
+    seconds on (a lock is full 0.1 s after its touchdown)."""
     wrot, wpos = clip.fk()
     ends = clip.end_site_positions(wrot, wpos)
     up = clip.up
@@ -173,7 +176,7 @@ def stance_slips(clip, planted):
         p = np.concatenate([wpos[:, joints], ends[:, sites]], axis=1) * clip.meters_per_unit
         edges = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
         for a, b in zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1), strict=True):
-            step = np.diff(p[a:b], axis=0)
+            step = np.diff(p[a + math.ceil(after * clip.fps - 1e-9):b], axis=0)
             step -= (step @ up)[..., None] * up
             slips.append(np.linalg.norm(step, axis=-1).min(axis=1).sum())
     return np.array(slips)
@@ -184,7 +187,7 @@ SYNC_PAIRS = [("02_01", "02_03"), ("dataset-1_walk_happy_001", "dataset-1_run_ti
 
 @pytest.mark.parametrize("pair", SYNC_PAIRS)
 def test_locked_sync_blends_slide_per_stance_no_more_than_the_better_source(pair):
-    from core import sync
+    from core import footlock, sync
     from core.contacts import contacts as detect
 
     a, b = (sync.loop_cycle(load(n)) for n in pair)
@@ -192,6 +195,8 @@ def test_locked_sync_blends_slide_per_stance_no_more_than_the_better_source(pair
     for w in (0.3, 0.5, 0.7):
         planted = sync.sync_contacts(a, b, w, 3.0)
         locked = sync.sync_blend(a, b, w, 3.0, lock_feet=True)
-        held = stance_slips(locked, planted).max()
+        # From the frame the lock is full: a sync blend's touchdown comes with the blended foot
+        # still landing, and issue 36's locks ease in over that (0.1 s), as the loops' feet do.
+        held = stance_slips(locked, planted, footlock.EASE_IN).max()
         assert held <= better
         assert stance_slips(sync.sync_blend(a, b, w, 3.0), planted).max() > held
