@@ -21,25 +21,17 @@ that cycle, and the events' distance to those touchdowns.
 from __future__ import annotations
 
 import itertools
-import os
-import platform
 import sys
 import warnings
 from collections.abc import Callable, Sequence
 from functools import partial
-from pathlib import Path
 
 import numpy as np
+from _bench import cpu_rounds, machine
+from fixtures import take_path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-
-from _timing import cpu_rounds  # noqa: E402
-from fixtures import take_path  # noqa: E402
-
-from core import blendspace, bvh, contacts, footlock, sync  # noqa: E402
-from core.clip import Clip  # noqa: E402
+from core import blendspace, bvh, contacts, footlock, sync
+from core.clip import Clip
 
 ROUNDS = 15
 SECONDS = 60.0
@@ -100,8 +92,7 @@ def quality(label: str, gaits: list[Clip]) -> None:
 
 def main() -> int:
     warnings.simplefilter("ignore")
-    print(f"blend_space vs FK of its output ({platform.processor() or platform.machine()}, {os.cpu_count()} "
-          f"cores, numpy {np.__version__}, load {os.getloadavg()[0]:.1f}); CPU time, {ROUNDS} rounds\n")
+    print(f"blend_space vs FK of its output ({machine()}); CPU time, {ROUNDS} rounds\n")
     print(f"{'case':<40}{'FK ms':>8}{'case ms':>10}{'median':>8}{'min':>7}  target")
     good = True
     bandai, cmu = loops(BANDAI), loops(CMU)

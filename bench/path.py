@@ -18,24 +18,16 @@ round's FK, and the ratio of the fastest runs of each (the target is checked on 
 from __future__ import annotations
 
 import math
-import os
-import platform
 import sys
 import warnings
 from functools import partial
-from pathlib import Path
 
 import numpy as np
+from _bench import cpu_rounds, machine
+from fixtures import take_path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-
-from _timing import cpu_rounds  # noqa: E402
-from fixtures import take_path  # noqa: E402
-
-from core import blendspace, bvh, contacts, footlock, path, root, sync  # noqa: E402
-from core.clip import Clip  # noqa: E402
+from core import blendspace, bvh, contacts, footlock, path, root, sync
+from core.clip import Clip
 
 ROUNDS = 15
 SECONDS = 60.0
@@ -75,8 +67,7 @@ def row(label: str, t: np.ndarray, fk: np.ndarray, target: float | None) -> tupl
 
 def main() -> int:
     warnings.simplefilter("ignore")
-    print(f"path.follow vs FK of its output ({platform.processor() or platform.machine()}, {os.cpu_count()} "
-          f"cores, numpy {np.__version__}, load {os.getloadavg()[0]:.1f}); CPU time, {ROUNDS} rounds\n")
+    print(f"path.follow vs FK of its output ({machine()}); CPU time, {ROUNDS} rounds\n")
     gaits = loops(BANDAI)
     speeds = np.sort(blendspace.gait_speeds(gaits))
     slow, fast = float(speeds[0]), float(speeds[-1])

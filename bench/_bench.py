@@ -1,13 +1,41 @@
-"""What the benchmarks share: a median of timed runs, and a long take made of a short one."""
+"""What the benchmarks share: the repo and its test data on the path (importing this module puts
+them there), the machine a table was measured on, a median of timed runs, and a long take made of a
+short one. A benchmark starts with `from _bench import ...` (bench/ is on the path of a script run
+from it)."""
 
 from __future__ import annotations
 
+import os
+import platform
+import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import numpy as np
 
-from core.clip import Clip
+ROOT = Path(__file__).resolve().parents[1]
+for _entry in (ROOT / "tests", ROOT):  # the repo first: `core` is the repo's
+    if str(_entry) not in sys.path:
+        sys.path.insert(0, str(_entry))
+
+from core.clip import Clip  # noqa: E402
+
+
+def cpu_model() -> str:
+    """platform.processor(), or the model name Linux reports when that is empty."""
+    name = platform.processor()
+    if not name and Path("/proc/cpuinfo").is_file():
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return name or "unknown processor"
+
+
+def machine() -> str:
+    """The machine, as every benchmark heads its table: processor, cores, load, Python, numpy."""
+    return (f"{cpu_model()} ({platform.machine()}), {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; "
+            f"Python {platform.python_version()}, numpy {np.__version__}")
 
 
 def median_seconds(fn: Callable[[], object], runs: int, warm_up: bool = False,
