@@ -325,7 +325,8 @@ def _touchdowns(space: _Space, s: sync.Warp) -> dict[str, np.ndarray]:
     at = np.array([t for t, _ in s.crossings] + [times[-1]])
     # The pair and weight of the step the marker is crossed in (a step's are its first frame's).
     frame = np.clip(np.searchsorted(times, at + 1e-9, side="right") - 1, 0, len(times) - 1)
-    a, shown, w = p.a[frame], p.shown()[frame], p.weight[frame]
+    first, second = p.showing()
+    a, shown, w = first[frame], second[frame], p.weight[frame]
     t_a, t_b = np.zeros(len(marks)), np.zeros(len(marks))
     for g in np.union1d(a, shown).tolist():
         m = space.gaits.markers[g]

@@ -586,9 +586,14 @@ class Pairs(NamedTuple):
     weight: Array
     rate: Array
 
-    def shown(self) -> np.ndarray:
-        """[n] the second loop that shows: b where it has weight, else a again."""
-        return np.where(self.weight > 0.0, self.b, self.a)
+    def showing(self) -> tuple[np.ndarray, np.ndarray]:
+        """([n], [n]) the loops that show at each frame, blended at `weight` from the first to
+        the second: a and b, but b twice where a has no weight and a twice where b has none."""
+        return _showing(self.a, self.b, self.weight)
+
+
+def _showing(a: np.ndarray, b: np.ndarray, w: Array) -> tuple[np.ndarray, np.ndarray]:
+    return np.where(w < 1.0, a, b), np.where(w > 0.0, b, a)
 
 
 class Warp(NamedTuple):
@@ -749,14 +754,14 @@ class Gaits(NamedTuple):
     markers: list[Markers]
     strides: Array
     travel: list[Travel]
-    knees: dict[tuple[int, int], list[knees.Knee]]
+    pair_knees: dict[tuple[int, int], list[knees.Knee]]
 
     def knee_ranges(self, a: int, b: int) -> list[knees.Knee]:
         """The knees' range over loops a and b (one loop: a == b)."""
         key = (min(a, b), max(a, b))
-        if key not in self.knees:
-            self.knees[key] = knees.ranges(*(self.loops[g] for g in sorted(set(key))))
-        return self.knees[key]
+        if key not in self.pair_knees:
+            self.pair_knees[key] = knees.ranges(*(self.loops[g] for g in sorted(set(key))))
+        return self.pair_knees[key]
 
 
 def in_step(loops: Sequence[Clip], *, names: Sequence[str] | None = None, first: str | None = None) -> Gaits:
@@ -828,16 +833,17 @@ def _runs(a: np.ndarray, b: np.ndarray) -> list[tuple[int, int]]:
 
 
 def _shown(pairs: Pairs) -> list[int]:
-    """The loops that show somewhere: each pair's first, and its second where it has weight."""
-    return sorted(set(np.unique(pairs.a).tolist()) | set(np.unique(pairs.shown()).tolist()))
+    """The loops that show somewhere (`Pairs.showing`)."""
+    return sorted(set().union(*(np.unique(x).tolist() for x in pairs.showing())))
 
 
 def _poses(gaits: Gaits, s: Warp, m: Array) -> tuple[Array, Array]:
-    """The loops that show sampled at their warped times and blended in their pairs, by weight
-    times `m` per joint: rotations [n, J, 4] and translations [n, J, 3], the root's its residual
-    (each loop's root is replaced by its residual, so that it blends like a joint). Over each run
-    of frames with one pair; one loop alone where the other has no weight."""
-    pairs, shown = s.pairs, _shown(s.pairs)
+    """The loops sampled at their warped times and blended in their pairs, by weight times `m`
+    per joint: rotations [n, J, 4] and translations [n, J, 3], the root's its residual (each
+    loop's root is replaced by its residual, so that it blends like a joint). Over each run of
+    frames with one pair; one loop alone where the other has no weight."""
+    pairs = s.pairs
+    shown = sorted(set(np.unique(pairs.a).tolist()) | set(np.unique(pairs.b[pairs.weight > 0.0]).tolist()))
     j0 = gaits.loops[0].root
     rots, poss = {}, {}
     for g in shown:
@@ -860,6 +866,9 @@ def _poses(gaits: Gaits, s: Warp, m: Array) -> tuple[Array, Array]:
     t = pairs.weight[:, None] * m
     for a, z in _runs(pairs.a, pairs.b):
         ga, gb = int(pairs.a[a]), int(pairs.b[a])
+        # One loop alone where the other has no weight on any joint.
+        if ga != gb and np.all(t[a:z] >= 1.0):
+            ga = gb
         pair = ga != gb and bool(np.any(t[a:z] > 0.0))
         A, B = gaits.loops[ga], gaits.loops[gb]
         ia, na, fa = _frame_positions(s.local[ga][a:z], A.fps, A.n_frames)
@@ -899,7 +908,7 @@ def _blended_trajectory(gaits: Gaits, shown: list[int], s: Warp, w: Array, ancho
     facings (a forward walk and a backward one)."""
     n = len(w)
     up = gaits.loops[0].up
-    a, b = s.pairs.a, np.where(w > 0.0, s.pairs.b, s.pairs.a)
+    a, b = _showing(s.pairs.a, s.pairs.b, w)
     step_a, step_b = np.zeros((n - 1, 3)), np.zeros((n - 1, 3))
     turn_a, turn_b = np.zeros(n - 1), np.zeros(n - 1)
     velocity = np.zeros(len(gaits.loops), dtype=np.complex128)
@@ -947,9 +956,9 @@ def blend_warped(gaits: Gaits, s: Warp, *, mask: npt.ArrayLike | None = None, an
     j = ref.root
     residual = root.Residual(pos[:, j].copy(), rot[:, j].copy())
     # Poses in range blend about in range; a knee the blend takes past its pair's is eased back.
-    second = s.pairs.shown()
-    for a, z in _runs(s.pairs.a, second):
-        ranges = gaits.knee_ranges(int(s.pairs.a[a]), int(second[a]))
+    first, second = s.pairs.showing()
+    for a, z in _runs(first, second):
+        ranges = gaits.knee_ranges(int(first[a]), int(second[a]))
         rot[a:z] = knees.keep(rot[a:z], pos[a:z], ref.parents, ranges)
     trajectory = _blended_trajectory(gaits, shown, s, s.pairs.weight * m[j], anchor,
                                      _STILL_MPS / ref.meters_per_unit)
@@ -1012,7 +1021,7 @@ def sync_blend(a: Clip, b: Clip, weight: Any, duration: float, *, mode: str = "l
 def warped_contacts(gaits: Gaits, s: Warp,
                     planted: Sequence[dict[str, np.ndarray]] | None = None) -> dict[str, np.ndarray]:
     """{foot: bool [n]}: the loops' contacts on the output frames of `s`: planted where every loop
-    that shows is (each pair's first, and its second where it has weight), each at the frame
+    that shows is (`Pairs.showing`: each loop of a pair where it has weight), each at the frame
     nearest its warped time. planted: each loop's {foot: bool [N]} (None: `contacts.contacts` of
     each loop, read whole, wrapping)."""
     pairs = s.pairs
@@ -1020,11 +1029,11 @@ def warped_contacts(gaits: Gaits, s: Warp,
     own = {g: contacts.contacts(gaits.loops[g]) if planted is None else planted[g] for g in shown}
     feet = sorted(set.intersection(*(set(c) for c in own.values())))
     out = {foot: np.ones(len(pairs.weight), dtype=bool) for foot in feet}
-    second = pairs.shown()
+    first, second = pairs.showing()
     for g, mask in own.items():
         clip = gaits.loops[g]
         frame = np.rint(s.local[g] * clip.fps).astype(np.int64) % clip.loop_frames
-        shows = (pairs.a == g) | (second == g)
+        shows = (first == g) | (second == g)
         for foot in feet:
             out[foot] &= mask[foot][frame] | ~shows
     return out

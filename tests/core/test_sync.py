@@ -4,11 +4,15 @@ reproducing them, footsteps on the warped markers, foot sliding, and speed targe
 
 from __future__ import annotations
 
+import warnings
+
+import motion_checks
 import numpy as np
 import pytest
+from fixtures import take_path
 from scipy.spatial.transform import Rotation, Slerp
 
-from core import blend, contacts, metrics, quat, root, sync
+from core import blend, bvh, contacts, footlock, metrics, quat, root, sync
 from core.clip import Clip, SkeletonMismatch
 
 FPS = 100.0
@@ -567,3 +571,37 @@ def test_cycle_length_matches_the_issue_example_in_every_mode():
     assert sync.cycle_length(walk, run, 0.5, "harmonic") == pytest.approx(0.4 + 0.5454545454545, abs=1e-9)
     assert sync.cycle_length(walk, run, 0.75, "leader") == pytest.approx(0.8, abs=1e-12)
     assert sync.cycle_length(walk, run, 0.0) == pytest.approx(1.2, abs=1e-12)
+
+
+# --- sync ramps with lock_feet (issue 37) -----------------------------------------------------------
+
+LOCK_PAIRS = [("02_01", "02_03"), ("dataset-1_walk_normal_001", "dataset-1_run_normal_001"),
+              ("dataset-1_walk_happy_001", "dataset-1_run_tired_001")]
+
+
+@pytest.mark.parametrize("pair", LOCK_PAIRS)
+def test_a_locked_ramp_holds_each_stance_within_the_better_sources_slide_and_half_a_centimetre(pair):
+    """A walk -> run ramp over 6 s with lock_feet: every stance laid out on it (`sync_contacts`,
+    the loops' contacts at their warped times, while the cycle shortens from the walk's to the
+    run's) slides its pivot by at most the better source's worst stance + 0.5 cm, from where the
+    lock is full (issue 36's locks ease in over the landing, as the loops' own feet land). The
+    sources: each loop played alone (weights 0 and 1) over its own stances, measured alike.
+    Held: CMU 0.0 cm (the better source 2.6), Bandai walk_happy/run_tired 0.0 (2.8), and
+    walk_normal/run_normal 1.8 (2.8): the pre-cut run loop slides 5.6 cm a stance itself, and
+    the leg cannot reach some of its locks. Counted from the touchdown, the landings the locks
+    ease in over add up to 5.8 cm (the better sources' own, so counted: 3.5-6.7 cm)."""
+    a, b = (sync.loop_cycle(bvh.load(take_path(name))) for name in pair)
+    ramp = (np.array([0.0, 6.0]), np.array([0.0, 1.0]))
+    planted = sync.sync_contacts(a, b, ramp, 6.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", footlock.FootLockWarning)
+        locked = sync.sync_blend(a, b, ramp, 6.0, lock_feet=True)
+    held = motion_checks.stance_slips(locked, planted, footlock.EASE_IN)
+    # Stances all through the ramp, of both feet.
+    assert len(held) >= 2 * 6.0 / 1.2
+    sources = [motion_checks.stance_slips(sync.sync_blend(a, b, w, 6.0), sync.sync_contacts(a, b, w, 6.0),
+                                          footlock.EASE_IN).max() for w in (0.0, 1.0)]
+    assert held.max() <= min(sources) + 0.005, (np.round(held * 100, 2), np.round(sources, 4))
+    # The lock holds what the plain ramp lets slide.
+    loose = motion_checks.stance_slips(sync.sync_blend(a, b, ramp, 6.0), planted, footlock.EASE_IN)
+    assert held.sum() < 0.5 * loose.sum()
