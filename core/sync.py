@@ -27,6 +27,7 @@ Conventions:
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 from collections.abc import Callable, Sequence
@@ -523,48 +524,49 @@ def output_times(duration: float, fps: float) -> Array:
 
 
 def _phase(u0: float, S: Array, dt: float) -> tuple[Array, list[tuple[float, int]]]:
-    """Phase [n] at the output frames from u0, advancing by dt / S[k, segment] per frame k, and the
-    marker crossings (time, unwrapped marker index). Each step that crosses a marker finishes
-    its time in the next segment at that segment's pace. Loops over segments, not frames."""
+    """Phase [n] at the output frames from u0, advancing by dt / S[k, segment] over each frame step
+    k, and the marker crossings (time, unwrapped marker index). A step that crosses a marker
+    finishes its time in the next segment at that segment's pace. Each segment's column of S
+    gives a cumulative pace (phase gained from frame 0, linear within a step): a segment ends
+    where its pace has gained 1 since it began (a search, not a loop over frames)."""
     n, K = S.shape
-    u = np.empty(n)
-    u[0] = u0
-    crossings: list[tuple[float, int]] = [(0.0, int(u0))] if u0 == math.floor(u0) else []
-    # No segment lasts longer than this many frames (the window searched for its end).
-    span = math.ceil(float(S.max()) / dt) + 2
-    k, uk = 0, u0
-    while k < n - 1:
-        j = math.floor(uk)
-        seg = j % K
-        m = min(n - 1 - k, span)
-        inc = dt / S[k:k + m, seg]
-        c = np.cumsum(inc)
-        r = (j + 1) - uk
-        hit = int(np.searchsorted(c, r))
-        if hit == m:
-            u[k + 1:k + m + 1] = uk + c
-            k += m
-            uk = float(u[k])
-            continue
-        u[k + 1:k + hit + 1] = uk + c[:hit]
-        i = k + hit
-        before = float(c[hit - 1]) if hit else 0.0
-        used = min(max((r - before) / float(inc[hit]), 0.0), 1.0) * dt
-        t, left, uj = i * dt + used, dt - used, j + 1
-        crossings.append((t, uj))
-        while True:
-            need = float(S[i, uj % K])
-            if need > left:
-                u[i + 1] = uj + left / need
-                break
-            left -= need
-            t += need
-            uj += 1
-            crossings.append((t, uj))
-        k, uk = i + 1, float(u[i + 1])
+    gained = np.zeros((n, K))
+    np.cumsum(dt / S[:-1], axis=0, out=gained[1:])
+    # Python floats for the search: a few hundred scalar steps, cheaper than numpy calls.
+    columns = [gained[:, p].tolist() for p in range(K)]
+    j = math.floor(u0)
+    crossings: list[tuple[float, int]] = [(0.0, j)] if u0 == j else []
+    # Each segment: its marker index, the frame position it is entered at, its column's pace
+    # gained there and the fraction of it already behind (the first one's only).
+    segments, at, base, behind = [j], [0.0], [0.0], [u0 - j]
+    while True:
+        g = columns[j % K]
+        end = base[-1] + 1.0 - behind[-1]
+        if end > g[-1]:
+            break
+        k = max(bisect.bisect_left(g, end), 1)
+        x = k - 1 + (end - g[k - 1]) / (g[k] - g[k - 1])
+        j += 1
+        nxt = columns[j % K]
+        i = min(int(x), n - 2)
+        segments.append(j)
+        at.append(x)
+        base.append(nxt[i] + (x - i) * (nxt[i + 1] - nxt[i]))
+        behind.append(0.0)
+        crossings.append((x * dt, j))
     # A marker on the last frame may have been left a rounding short of it.
-    if n > 1 and math.floor(u[-1]) + 1 - u[-1] < resample.SNAP_FRAMES:
-        crossings.append(((n - 1) * dt, math.floor(u[-1]) + 1))
+    last = columns[j % K][-1] - base[-1] + behind[-1]
+    if n > 1 and at[-1] < n - 1 and 1.0 - last < resample.SNAP_FRAMES:
+        j += 1
+        segments.append(j)
+        at.append(float(n - 1))
+        base.append(columns[j % K][-1])
+        behind.append(0.0)
+        crossings.append(((n - 1) * dt, j))
+    frames = np.arange(n)
+    seg = np.searchsorted(np.asarray(at), frames, side="right") - 1
+    js = np.asarray(segments)[seg]
+    u = js + np.asarray(behind)[seg] + gained[frames, js % K] - np.asarray(base)[seg]
     return u, crossings
 
 
@@ -746,15 +748,20 @@ def _travel_angle(loop: Travel, fps: float, up: Array) -> tuple[float, float]:
 
 class Gaits(NamedTuple):
     """Loops ready to be played in step (`in_step`): on one motion root, their markers matched,
-    each one's stride (meters per loop, `_stride_m`, with its own facing) and travel (with the
-    first loop's up and facing), and the knees' range of each pair of them that blends
-    (`knees.ranges`, worked out when a blend first needs it)."""
+    each one's travel (with the first loop's up and facing), and, worked out when first needed,
+    each one's stride (`stride`) and the knees' range of each pair that blends (`knee_ranges`)."""
 
     loops: list[Clip]
     markers: list[Markers]
-    strides: Array
     travel: list[Travel]
+    strides: dict[int, float]
     pair_knees: dict[tuple[int, int], list[knees.Knee]]
+
+    def stride(self, g: int) -> float:
+        """Meters loop g travels per loop (`_stride_m`, with its own facing)."""
+        if g not in self.strides:
+            self.strides[g] = _stride_m(self.loops[g])
+        return self.strides[g]
 
     def knee_ranges(self, a: int, b: int) -> list[knees.Knee]:
         """The knees' range over loops a and b (one loop: a == b)."""
@@ -774,7 +781,7 @@ def in_step(loops: Sequence[Clip], *, names: Sequence[str] | None = None, first:
     clips = common_root(loops)
     up, forward = clips[0].up, clips[0].forward
     return Gaits(clips, markers_in_step(clips, names=names, first=first),
-                 np.array([_stride_m(c) for c in clips]), [loop_travel(c, up, forward) for c in clips], {})
+                 [loop_travel(c, up, forward) for c in clips], {}, {})
 
 
 class _Pace(NamedTuple):
@@ -807,7 +814,7 @@ def _pace_of(a: Clip, b: Clip) -> _Pace:
 def pair_weights(gaits: Gaits, a: int, b: int, speeds: npt.ArrayLike, mode: str = "linear") -> Array:
     """[...] the weights at which gaits a and b (indices) blended in step travel at `speeds` (m/s,
     an array): `weight_for_speed` of that pair, from what `in_step` worked out."""
-    p = _pace(gaits.markers[a], gaits.markers[b], gaits.strides[a], gaits.strides[b])
+    p = _pace(gaits.markers[a], gaits.markers[b], gaits.stride(a), gaits.stride(b))
     return np.asarray(_weights_for(p, np.asarray(speeds, dtype=np.float64), mode, gaits.loops[a].name,
                                    gaits.loops[b].name))
 
@@ -963,11 +970,14 @@ def blend_warped(gaits: Gaits, s: Warp, *, mask: npt.ArrayLike | None = None, an
     trajectory = _blended_trajectory(gaits, shown, s, s.pairs.weight * m[j], anchor,
                                      _STILL_MPS / ref.meters_per_unit)
     world_rot, world_pos = root.compose(trajectory, residual, ref.up)
-    top = ref.parents[j] < 0
-    if top:
-        # A top-level root's local motion is its world motion (root.with_root_world without
-        # its copies of every joint).
+    above = int(ref.parents[j])
+    if above < 0:
         rot[:, j], pos[:, j] = world_rot, world_pos
+    else:
+        # Under the joints above it (root.with_root_world without its copies of every joint).
+        parent_rot, parent_pos = root.root_world_of(rot, pos, ref.parents, above)
+        rot[:, j] = quat.inv_mul(parent_rot, world_rot)
+        pos[:, j] = quat.mul_vec(quat.inv(parent_rot), world_pos - parent_pos)
     names = s.markers[0].names
     events: dict[str, list[float]] = {k: [] for k in names if k}
     for t, k in s.crossings:
@@ -975,11 +985,10 @@ def blend_warped(gaits: Gaits, s: Warp, *, mask: npt.ArrayLike | None = None, an
             events[names[k % len(names)]].append(t)
     if name is None:
         name = "+".join(x for x in (gaits.loops[g].name for g in shown) if x)
-    out = Clip(ref.names, ref.parents, ref.offsets, rot, pos, s.fps, channels=ref.channels,
-               end_parents=ref.end_parents, end_offsets=ref.end_offsets,
-               events={k: np.asarray(v) for k, v in events.items()}, name=name, root=j, up=ref.up,
-               forward=ref.forward, meters_per_unit=ref.meters_per_unit, motion_start=0)
-    return out if top else root.with_root_world(out, world_rot, world_pos)
+    return Clip(ref.names, ref.parents, ref.offsets, rot, pos, s.fps, channels=ref.channels,
+                end_parents=ref.end_parents, end_offsets=ref.end_offsets,
+                events={k: np.asarray(v) for k, v in events.items()}, name=name, root=j, up=ref.up,
+                forward=ref.forward, meters_per_unit=ref.meters_per_unit, motion_start=0)
 
 
 def sync_blend(a: Clip, b: Clip, weight: Any, duration: float, *, mode: str = "linear",

@@ -246,6 +246,20 @@ def only(clip: Clip, joint: int) -> Variant:
                  end_offsets=clip.end_offsets[inside]), index
 
 
+def travel_on(clip: Clip, joint: int, like: Clip) -> Clip:
+    """The same world motion with its travel written on `joint` (a take of the skeleton that moves
+    its dummy root re-expressed as one that moves its hips): the joints above it hold `like`'s
+    first pose, and up and facing (a facing is in the root's frame) are `like`'s."""
+    from core import root
+
+    above = skeleton.chain(clip.parents, joint)[:-1]
+    world_rot, world_pos = root.root_world_of(clip.rotations, clip.positions, clip.parents, joint)
+    rot, pos = clip.rotations.copy(), clip.positions.copy()
+    rot[:, above], pos[:, above] = like.rotations[0, above], like.positions[0, above]
+    moved = clip.replace(rotations=rot, positions=pos, root=joint, up=like.up, forward=like.forward)
+    return root.with_root_world(moved, world_rot, world_pos)
+
+
 def world(clip: Clip) -> np.ndarray:
     """[T, J, 3] world joint positions."""
     return clip.fk()[1]

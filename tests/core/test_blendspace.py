@@ -16,6 +16,7 @@ import motion_checks
 import numpy as np
 import pytest
 from fixtures import take_path
+from variants import travel_on
 
 from core import blendspace, bvh, contacts, footlock, metrics, quat, root, skeleton, sync
 from core.body import with_feet
@@ -79,17 +80,6 @@ def from_left_touchdown(loop: Clip) -> Clip:
     events = {k: np.sort(np.mod(v - f / loop.fps, n / loop.fps)) for k, v in loop.events.items()}
     return two.replace(rotations=two.rotations[f:f + n], positions=two.positions[f:f + n], events=events,
                        loop=True, name=loop.name)
-
-
-def travel_on(loop: Clip, joint: int, like: Clip) -> Clip:
-    """The same world motion with its travel written on `joint` (the joints above it hold `like`'s
-    first pose) and measured with `like`'s up and facing."""
-    above = skeleton.chain(loop.parents, joint)[:-1]
-    world_rot, world_pos = root.root_world_of(loop.rotations, loop.positions, loop.parents, joint)
-    rot, pos = loop.rotations.copy(), loop.positions.copy()
-    rot[:, above], pos[:, above] = like.rotations[0, above], like.positions[0, above]
-    moved = loop.replace(rotations=rot, positions=pos, root=joint, up=like.up, forward=like.forward)
-    return root.with_root_world(moved, world_rot, world_pos)
 
 
 def own_turn(loop: Clip, joint: int, like: Clip) -> float:
