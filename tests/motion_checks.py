@@ -210,6 +210,19 @@ def stance_slips(clip, planted: dict[str, np.ndarray], after: float = 0.0) -> np
     return np.array(out)
 
 
+def frames_apart(found: np.ndarray, t: float, fps: float) -> float:
+    """Frames from time t (seconds) to the nearest of the touchdowns `found` (seconds, as
+    `contacts.footsteps` gives them). The detector puts many a touchdown on a whole frame k, the
+    first frame on which the foot has arrived (61 % of them on a Bandai blend-space ramp at 30
+    fps, 17 % on a CMU one at 120): the foot landed after frame k - 1 and by frame k, and t is
+    measured from that span."""
+    x, y = np.asarray(found, dtype=np.float64) * fps, t * fps
+    whole = np.abs(x - np.round(x)) < 1e-9
+    lo = np.where(whole, x - 1.0, x)
+    d = np.where(y < lo, lo - y, np.where(y > x, y - x, 0.0))
+    return float(d.min()) if d.size else float("inf")
+
+
 def sped_up(clip, factor: float = 1.15):
     """The take with its root's travel over the floor (from frame 0) scaled by `factor`."""
     from core import root

@@ -9,7 +9,6 @@ floor path, touchdowns found by `contacts.footsteps` on the output's feet, slips
 from __future__ import annotations
 
 import itertools
-import math
 import warnings
 
 import motion_checks
@@ -155,18 +154,6 @@ def touchdowns_near(out: Clip, at: float, foot: str, thresholds: contacts.Thresh
         warnings.simplefilter("ignore")
         found = contacts.footsteps(out[a:z], thresholds=thresholds)
     return found[foot] + a / out.fps
-
-
-def frames_apart(found: np.ndarray, t: float, fps: float) -> float:
-    """Frames from time t (seconds) to the nearest touchdown found. The detector puts many a
-    touchdown on a whole frame k, the first frame on which the foot has arrived (61 % of them
-    on a Bandai ramp at 30 fps, 17 % on a CMU one at 120): it landed after frame k - 1 and by
-    frame k, and t is measured from that span."""
-    x, y = np.asarray(found) * fps, t * fps
-    whole = np.abs(x - np.round(x)) < 1e-9
-    lo = np.where(whole, x - 1.0, x)
-    d = np.where(y < lo, lo - y, np.where(y > x, y - x, 0.0))
-    return float(d.min()) if d.size else math.inf
 
 
 def world_body(clip: Clip) -> np.ndarray:
@@ -326,8 +313,8 @@ def test_ramps_inside_the_range_do_not_pop(key, loops):
 def test_footdown_events_alternate_and_sit_on_the_touchdowns_of_the_outputs_feet(key, loops):
     """Each event within 1 frame of the touchdown found on the output's own feet
     (`contacts.footsteps` around it, with the thresholds of the gait nearest in speed, a
-    touchdown on a whole frame the span it landed in: `frames_apart`), and at constant speeds
-    each touchdown found within 1 frame of an event. Where a gait plays alone they coincide
+    touchdown on a whole frame the span it landed in: `motion_checks.frames_apart`), and at
+    constant speeds each touchdown found within 1 frame of an event. Where a gait plays alone they coincide
     (under 0.1 frame); between two, up to 0.86 frame (CMU at 120 fps) and 0.91 (a Bandai ramp
     at 30 fps). Read instead with the thresholds of the whole output, or of a two-second window
     of it, and to the sub-frame value the detector gives, the events were 1.6 frames from them at
@@ -346,7 +333,7 @@ def test_footdown_events_alternate_and_sit_on_the_touchdowns_of_the_outputs_feet
             for e in out.events[foot]:
                 if 0.1 < e < seconds - 0.1:
                     found = touchdowns_near(out, e, foot, nearest_gait_thresholds(gaits, target, e))
-                    assert frames_apart(found, e, out.fps) <= 1.0, (key, foot, e)
+                    assert motion_checks.frames_apart(found, e, out.fps) <= 1.0, (key, foot, e)
             if isinstance(target, tuple):
                 continue
             with warnings.catch_warnings():
@@ -354,7 +341,7 @@ def test_footdown_events_alternate_and_sit_on_the_touchdowns_of_the_outputs_feet
                 found = contacts.footsteps(out, thresholds=nearest_gait_thresholds(gaits, target, 0.0))[foot]
             for t in found[(found > 0.1) & (found < seconds - 0.1)]:
                 nearest = float(out.events[foot][np.argmin(np.abs(out.events[foot] - t))])
-                assert frames_apart(np.array([t]), nearest, out.fps) <= 1.0, (key, foot, t)
+                assert motion_checks.frames_apart(np.array([t]), nearest, out.fps) <= 1.0, (key, foot, t)
 
 
 # --- foot locking ------------------------------------------------------------------------------------
