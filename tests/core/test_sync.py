@@ -175,6 +175,27 @@ def test_markers_match_by_name_in_cycle_order_whatever_the_first_one_is():
     assert sorted(out.events) == ["FootDown_L", "FootDown_R"]
 
 
+def test_a_loop_of_two_cycles_plays_each_of_a_one_cycle_loops_markers_twice():
+    # The run as a loop of two cycles (1.6 s): matched marker by marker with the walk's
+    # one cycle, modulo each one's count, it blends as the one-cycle run does.
+    walk, run = walk_run(1.8, 3.2)
+    two = rig(1.6, {"FootDown_L": [0.0, 0.8], "FootDown_R": [0.3, 1.1]}, stride=6.4, clock_axis=1)
+    ta, tb = sync.sync_times(walk, two, 0.5, 2.0, fps=40.0)
+    ta1, tb1 = sync.sync_times(walk, run, 0.5, 2.0, fps=40.0)
+    np.testing.assert_allclose(ta, ta1, atol=1e-12)
+    np.testing.assert_allclose(tb, tb1, atol=1e-12)  # the second cycle is the first one on
+    out = sync.sync_blend(walk, two, 0.5, 2.0, fps=40.0)
+    np.testing.assert_allclose(out.events["FootDown_L"], [0.0, 1.0, 2.0], atol=1e-12)
+    np.testing.assert_allclose(out.events["FootDown_R"], [0.45, 1.45], atol=1e-12)
+    assert sync.travel_speed(walk, two, 0.5) == pytest.approx(sync.travel_speed(walk, run, 0.5), rel=1e-12)
+    assert sync.cycle_length(walk, two, 0.5) == pytest.approx(1.0, abs=1e-12)
+    assert sync.weight_for_speed(walk, two, 2.5) == pytest.approx(0.5, abs=1e-12)
+    # Three markers to two do not repeat one sequence.
+    odd = rig(0.8, {"FootDown_L": [0.0, 0.4], "FootDown_R": [0.3]})
+    with pytest.raises(ValueError, match="do not match in cycle order"):
+        sync.sync_times(walk, odd, 0.5, 1.0)
+
+
 def test_rotations_blend_along_the_shortest_path_whatever_the_quaternion_signs():
     # Same periods, so both loops play at rate 1 on whole frames: only the blend is at work.
     qa = Rotation.random(50, random_state=1).as_quat()[:, [3, 0, 1, 2]]
