@@ -15,9 +15,9 @@ import motion_checks
 import numpy as np
 import pytest
 from fixtures import take_path
-from variants import travel_on
+from variants import played, travel_on
 
-from core import blendspace, bvh, contacts, footlock, metrics, quat, root, skeleton, sync
+from core import blendspace, bvh, contacts, footlock, metrics, quat, skeleton, sync
 from core.body import with_feet
 from core.clip import Clip, SkeletonMismatch
 
@@ -40,26 +40,6 @@ def loops(takes) -> dict[str, list[Clip]]:
 
 
 # --- the test's own measures ----------------------------------------------------------------------
-
-
-def played(loop: Clip, n: int, turn: float | None = None) -> Clip:
-    """The loop played for n frames from its frame 0 where it stands, each cycle moved rigidly
-    (root.reanchor) to where the one before ends (sync.cycle_travel), turned by its cycle turn
-    (`turn` in its place when given)."""
-    disp, own = sync.cycle_travel(loop)
-    turn = own if turn is None else turn
-    start = root.trajectory(loop)
-    position, heading = start.position[0], float(start.heading[0])
-    rot: list[np.ndarray] = []
-    pos: list[np.ndarray] = []
-    while sum(len(r) for r in rot) < n:
-        cycle = root.reanchor(loop, 0, position, heading)
-        rot.append(cycle.rotations)
-        pos.append(cycle.positions)
-        position = position + quat.mul_vec(root.yaw_quat(np.asarray(heading), loop.up), disp)
-        heading += turn
-    return loop.replace(rotations=np.concatenate(rot)[:n], positions=np.concatenate(pos)[:n], loop=False,
-                        events={})
 
 
 def twice(loop: Clip) -> Clip:
@@ -214,7 +194,8 @@ def test_a_constant_speed_at_a_gaits_own_speed_plays_that_loop(key, loops):
         # the seam's step measured with the walk's facing, as the blend measures every gait, and
         # turning by the loop's own turn.
         hips = pelvis(walk)
-        want = played(travel_on(loop, hips, walk), start + out.n_frames, own_turn(loop, hips, walk))[start:]
+        moved = travel_on(loop, hips, walk)
+        want = played(moved, start + out.n_frames, turn=own_turn(loop, hips, walk))[start:]
         error = np.linalg.norm(world_body(out) - world_body(want), axis=-1).max()
         assert error < 1e-9 * loop.height
 

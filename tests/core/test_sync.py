@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from fixtures import take_path
 from scipy.spatial.transform import Rotation, Slerp
-from variants import travel_on
+from variants import played, travel_on
 
 from core import blend, bvh, contacts, footlock, metrics, quat, root, skeleton, sync
 from core.clip import Clip, SkeletonMismatch
@@ -468,22 +468,6 @@ def test_frames_pick_any_cycle_and_a_clip_without_a_whole_cycle_says_so(cmu_clip
 
 def weight_of(w):
     return (np.array([0.0, SECONDS]), np.array([0.0, 1.0])) if w == "ramp" else w
-
-
-def played(loop: Clip, n: int, position: np.ndarray, heading: float, turn: float | None = None) -> Clip:
-    """The loop repeated for n frames, each cycle moved rigidly (root.reanchor) to where the one
-    before ends (cycle_travel; `turn` in its place when given), the first at (position, heading)."""
-    disp, own = sync.cycle_travel(loop)
-    turn = own if turn is None else turn
-    rot: list[np.ndarray] = []
-    pos: list[np.ndarray] = []
-    while sum(len(r) for r in rot) < n:
-        cycle = root.reanchor(loop, 0, position, heading)
-        rot.append(cycle.rotations)
-        pos.append(cycle.positions)
-        position = position + quat.mul_vec(root.yaw_quat(np.asarray(heading), loop.up), disp)
-        heading = heading + turn
-    return loop.replace(rotations=np.concatenate(rot)[:n], positions=np.concatenate(pos)[:n], loop=False)
 
 
 @pytest.mark.parametrize("w", [0.0, 1.0])
