@@ -1,5 +1,5 @@
-"""Synchronized blends: clean loop cycles with foot-plant markers, and blends of two cycles (a walk
-and a run) played at one phase.
+"""Synchronized blends: clean loop cycles with foot-plant markers, and blends of loops (a walk and
+a run, or any number of gaits two at a time) played at one phase.
 
 A walk and a run have different cycle lengths; blended on one clock their feet go out of phase.
 Engines sync them: both clips play at the same phase, the blended cycle length is interpolated and
@@ -20,8 +20,14 @@ Conventions:
   smoothly across the seam (`cycle_travel` gives the sum).
 - **Phase** is a position among the markers: segment index + fraction (segment j runs from marker j
   to marker j + 1; the index counts on over cycles). A clip at phase j + f is at its own time
-  marker_j + f * segment_j. The blended segment duration S_j(w) depends on the mode; the phase
-  advances each output frame by dt / S_j(w(t)), so it is monotonic under any weight curve.
+  marker_j + f * segment_j (j modulo its marker count: a loop of two cycles has twice the markers
+  of a one-cycle loop, `markers_in_step`). The blended segment duration S_j(w) depends on the
+  mode; the phase advances each output frame by dt / S_j(w(t)), so it is monotonic under any
+  weight curve.
+- Any number of loops blend two at a time (`Pairs`: which two at each output frame, at what
+  weight and playback rate): `in_step` makes them ready, `warp` finds the phase and each loop's
+  time, `blend_warped` samples and blends them. `sync_blend` is the case of two loops whose pair
+  never changes; `blendspace.blend_space` picks the pair by speed.
 - Times are seconds at every boundary; frames are indices.
 """
 
