@@ -459,12 +459,11 @@ class _Held(NamedTuple):
 
 
 class _Side(NamedTuple):
-    """One leg's solve, in time order: the frames [N], whether each is a contact frame, the ankle's
-    target [3, N] and world rotation [4, N], the turn on the ball [4, N] and the source's hip,
-    knee and ankle positions [3, N] (the pelvis lowered)."""
+    """One leg's solve, in time order: the frames [N], the ankle's target [3, N] and world rotation
+    [4, N], the turn on the ball [4, N] and the source's hip, knee and ankle positions [3, N] (the
+    pelvis lowered)."""
 
     frames: np.ndarray
-    planted: np.ndarray
     target: Array
     rot: Array
     turn: Array
@@ -652,16 +651,12 @@ def _points(clip: Clip, leg: _Leg, side: str, index: np.ndarray, gr: Array, gp: 
 
 
 def _side(parts: list[tuple[np.ndarray, Array, Array, Array, Array, Array, Array]]) -> _Side:
-    """A leg's solve from parts (frames, target, rotation, turn, hip, knee, ankle), the first the
-    contact frames, in time order."""
+    """A leg's solve from parts (frames, target, rotation, turn, hip, knee, ankle), in time order."""
     if len(parts) == 1:
-        frames, *rest = parts[0]
-        return _Side(frames, np.ones(len(frames), bool), *rest)
+        return _Side(*parts[0])
     frames = np.concatenate([p[0] for p in parts])
     order = np.argsort(frames, kind="stable")
-    planted = np.zeros(len(frames), bool)
-    planted[:len(parts[0][0])] = True
-    return _Side(frames[order], planted[order],
+    return _Side(frames[order],
                  *(np.concatenate([p[i] for p in parts], axis=1)[:, order] for i in range(1, 7)))
 
 
