@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import resource
 import shutil
 import statistics
@@ -29,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _bench import ROOT, cpu_model
+from _bench import ROOT, machine
 
 COPIES = 24
 
@@ -101,8 +100,8 @@ def main() -> int:
                 loads.append(os.getloadavg()[0])
 
     print(f"dataset export, {n} files (CMU + Bandai x {COPIES}), {args.rounds} rounds, engines taking "
-          f"turns; {os.cpu_count()} CPUs, load average {min(loads):.2f}-{max(loads):.2f} "
-          f"(other work shares these cores), {cpu_model()}, Python {platform.python_version()}")
+          f"turns; {machine()}, load average over the rounds {min(loads):.2f}-{max(loads):.2f} "
+          "(other work shares these cores)")
     for label, pick in (("median", statistics.median), ("best", min)):
         best = {k: pick(v) for k, v in times.items()}
         one, pool = best["local, 1 worker"], best["local, 2 workers"]
