@@ -190,7 +190,7 @@ def _body_partners(clip: Clip) -> np.ndarray:
 
 def quality(clip: Clip, world_rot: np.ndarray, world_pos: np.ndarray, planted: Mapping[str, np.ndarray],
             steps: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The quality flags of one take as `quality_*` arrays (see the README)."""
+    """The quality flags of one take as `quality_*` arrays (docs/api.md, training data)."""
     ms = clip.motion_start
     meters = clip.meters_per_unit
     found = bool(clip.body.feet)
@@ -297,7 +297,7 @@ def excluded_by(take_flags: dict[str, Any], rules: Sequence[str]) -> str | None:
 
 
 def clip_arrays(path: str | os.PathLike[str], settings: Settings = Settings()) -> dict[str, np.ndarray]:
-    """The arrays one take exports to (see the README's dataset schema)."""
+    """The arrays one take exports to (docs/api.md, training data)."""
     path = Path(path)
     source = path.read_bytes()
     licence = licence_of(path)
@@ -599,7 +599,7 @@ def glob_escape(name: str) -> str:
 
 
 def manifest(out_dir: str | os.PathLike[str]) -> dict[str, Any]:
-    """The manifest of a dataset folder, read from its .npz files alone (see the README)."""
+    """The manifest of a dataset folder, read from its .npz files alone (docs/api.md, training data)."""
     takes, unreadable = [], []
     for path in sorted(Path(out_dir).glob("*.npz")):
         try:
