@@ -192,7 +192,8 @@ def events_noisy_numbers(noise: float = 0.05, seed: int = 25) -> Numbers:
         old, new = one_step_detect(t, sin, cos, WINDOW), events.detect(t, sin, cos, WINDOW)
         found = {name: int(sum(np.abs(x - e).min(initial=np.inf) <= reach for e in truth))
                  for name, x in (("old", old), ("new", new))}
-        feet[foot] = {"truth": truth, "sin": sin, "cos": cos, "decoded": events.decode(sin, cos, WINDOW) / WINDOW,
+        feet[foot] = {"truth": truth, "sin": sin, "cos": cos,
+                      "decoded": events.decode(sin, cos, WINDOW) / WINDOW,
                       "old": old, "new": new, "found_old": found["old"], "found_new": found["new"]}
     return {"name": walk.name, "fps": walk.fps, "noise": noise, "t": t, "feet": feet}
 
@@ -210,7 +211,8 @@ def events_noisy_draw(n: Numbers, out: Path) -> None:
         for e in truth:
             ax.axvline(e, color=COLORS[foot], lw=1)
         ax.plot(old, np.full(old.size, 0.55), "x", color="#d62728", ms=7, mew=1.6,
-                label=f"one-step detector: {f['found_old']} of {truth.size}, {old.size - f['found_old']} false")
+                label=f"one-step detector: {f['found_old']} of {truth.size}, "
+                      f"{old.size - f['found_old']} false")
         ax.plot(new, np.full(new.size, -0.55), "^", color="#2ca02c", ms=7,
                 label=f"events.detect: {f['found_new']} of {truth.size}, {new.size - f['found_new']} false")
         ax.set_ylabel(f"FootDown_{foot}")
@@ -450,7 +452,7 @@ def footlock_numbers(src_time: float = 1.0, blend_time: float = 0.3) -> Numbers:
         # The picture shows where the lock cannot hold (the run's longer stride); no console note.
         warnings.simplefilter("ignore", footlock.FootLockWarning)
         locked = transition.dead_blend(src, dst, src_time, dst_time, blend_time, lock_feet=True)
-    planted = transition.switched_contacts(src, transition._at_rate(src, dst), i_s,
+    planted = transition.switched_contacts(src, transition.at_rate(src, dst), i_s,
                                            round(dst_time * src.fps), k)
     foot = max(planted, key=lambda f: int(planted[f][i_s + 1:i_s + k].sum()))
     window = slice(i_s - 40, i_s + k + 40)
@@ -466,7 +468,8 @@ def footlock_numbers(src_time: float = 1.0, blend_time: float = 0.3) -> Numbers:
         speed = np.concatenate([[0.0], np.linalg.norm(step, axis=-1).min(axis=1) * clip.fps])
         lines[key] = {"height": (p @ clip.up).min(axis=1)[window] * 100, "speed": speed[window]}
     return {"src": src.name, "dst": dst.name, "src_time": src_time, "dst_time": dst_time,
-            "blend_time": blend_time, "foot": foot, "t": (np.arange(window.start, window.stop) - i_s) / src.fps,
+            "blend_time": blend_time, "foot": foot,
+            "t": (np.arange(window.start, window.stop) - i_s) / src.fps,
             "planted": planted[foot][window], "lines": lines}
 
 
@@ -474,7 +477,8 @@ def footlock_draw(n: Numbers, out: Path) -> None:
     plt = _pyplot()
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 4.6), sharex=True)
     t, foot = n["t"], n["foot"]
-    for key, label, color in (("plain", "dead blend", "#ff7f0e"), ("locked", "dead blend, lock_feet", "#2ca02c")):
+    for key, label, color in (("plain", "dead blend", "#ff7f0e"),
+                              ("locked", "dead blend, lock_feet", "#2ca02c")):
         top.plot(t, n["lines"][key]["height"], color=color, lw=1.6, label=label)
         bottom.plot(t, n["lines"][key]["speed"], color=color, lw=1.6, label=label)
     for ax in (top, bottom):
@@ -714,7 +718,8 @@ def make_all(folder: Path = DOCS) -> dict[str, dict[str, str]]:
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=DOCS, help="folder for the PNGs and pictures.json "
                                                                 "(default docs/)")
     out = parser.parse_args(argv).out
@@ -723,7 +728,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, entry in made.items():
         same = docs.get(name, {}).get("numbers") == entry["numbers"]
         note = "" if out.resolve() == DOCS.resolve() else (
-            "  (docs/ shows the same)" if same else "  (docs/ shows other numbers: python samples/pictures.py "
+            "  (docs/ shows the same)" if same else "  (docs/ shows other numbers: "
+            "python samples/pictures.py "
                                                     "draws them there)")
         print(f"{out / name}{note}")
     return 0

@@ -63,7 +63,8 @@ def test_a_fingerprint_sees_what_a_picture_would_show_and_not_rounding():
     flipped[3] = not flipped[3]
     assert pictures.fingerprint({**numbers, "planted": flipped}) != same
     assert pictures.fingerprint({**numbers, "label": "run"}) != same
-    assert pictures.fingerprint({"time": numbers["t"], **{k: v for k, v in numbers.items() if k != "t"}}) != same
+    renamed = {"time": numbers["t"], **{k: v for k, v in numbers.items() if k != "t"}}
+    assert pictures.fingerprint(renamed) != same
     assert pictures.fingerprint({**numbers, "curve": np.where(np.arange(500) == 9, np.nan, curve)}) != same
 
 
