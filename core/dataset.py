@@ -698,9 +698,6 @@ class ProgressBar:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["pack"]:
-        from .pack import main as pack_main  # imported here: pack imports this module
-        return pack_main(argv[1:])
     if argv[:1] == ["manifest"]:
         if len(argv) != 2 or not Path(argv[1]).is_dir():
             print("usage: python -m core.dataset manifest DIR (a dataset folder)", file=sys.stderr)
@@ -769,4 +766,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["pack"]:
+        # Run as `python -m core.dataset`, this file is module __main__: pack's import of
+        # core.dataset loads it as a module of its own, so the two make no cycle.
+        from .pack import main as pack_main
+
+        sys.exit(pack_main(sys.argv[2:]))
     sys.exit(main())
