@@ -718,8 +718,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--exclude", metavar="RULE", action="append", default=[],
                         help="drop takes by their flags: no-feet, static, airborne, no-licence, "
                              "skating>X, planted<X, cadence<X, steps<X (repeatable)")
-    parser.add_argument("--window", type=float, default=0.5, help="event encoding window, seconds")
-    parser.add_argument("--sigma", type=float, default=1 / 120, help="event smoothing, seconds")
+    parser.add_argument("--window", type=float, default=Settings.window,
+                        help="event encoding window, seconds")
+    parser.add_argument("--sigma", type=float, default=Settings.sigma, help="event smoothing, seconds")
     parser.add_argument("--speed", type=speed_arg, default=None, metavar="auto|M",
                         help="foot contact speed in m/s, or auto (default): from the body and the take")
     parser.add_argument("--feet", metavar="LEFT,RIGHT",
