@@ -7,8 +7,9 @@ phase and contact curves, bakes a walk -> run sync-blend ramp and a dead-blended
 saves out/stride_demo.blend, exports the baked clips as BVH and a small training dataset, and
 prints one table: each step, what it made, how long it took, and its quality numbers.
 """
-# mypy: disable-error-code="attr-defined,union-attr"
-# (bpy.ops.stride exists once the extension is installed; context members are set here)
+# mypy: disable-error-code="attr-defined,union-attr,func-returns-value"
+# (bpy.ops.stride exists once the extension is installed; context members are set here;
+# fake-bpy-module types libraries.load as returning None, where it is a context manager)
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
     python build.py demo                       (draws them into out/pictures/, and says whether
                                                 docs/ shows what they show)
-    python samples/pictures.py                 (draws them into docs/ and writes docs/pictures.json)
+    .venv/bin/python -m samples.pictures        (draws them into docs/ and writes docs/pictures.json)
 
 Each picture is two steps: its numbers, worked out with the core (`Picture.numbers`: arrays,
 numbers and the words they are labelled with), and a drawing of those numbers alone
@@ -729,8 +729,7 @@ def main(argv: list[str] | None = None) -> int:
         same = docs.get(name, {}).get("numbers") == entry["numbers"]
         note = "" if out.resolve() == DOCS.resolve() else (
             "  (docs/ shows the same)" if same else "  (docs/ shows other numbers: "
-            "python samples/pictures.py "
-                                                    "draws them there)")
+                                                    ".venv/bin/python -m samples.pictures draws them there)")
         print(f"{out / name}{note}")
     return 0
 

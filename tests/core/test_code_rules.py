@@ -100,7 +100,8 @@ def enclosing_functions(tree: ast.AST) -> dict[int, str]:
     return owner
 
 
-def imports(name: str, run_as_script: bool = True) -> Iterator[tuple[ast.AST, str, str | None, str]]:
+def imports(name: str, run_as_script: bool = True
+            ) -> Iterator[tuple[ast.Import | ast.ImportFrom, str, str | None, str]]:
     """(node, imported module, imported name or None, enclosing function) for each import of a
     repo module in module `name`, TYPE_CHECKING blocks left out (and `if __name__ == "__main__":`
     blocks unless run_as_script: run so, the file is module __main__, not `name`)."""
@@ -130,14 +131,14 @@ def module_aliases(name: str) -> dict[str, str]:
     bound = {}
     for node, target, imported, _ in imports(name):
         if imported is None:
-            for alias in node.names:  # type: ignore[attr-defined]
+            for alias in node.names:
                 if alias.asname:
                     bound[alias.asname] = normalize(resolve(name, 0, alias.name) or "")
                 else:
                     top = alias.name.split(".")[0]
                     bound[top] = normalize(resolve(name, 0, top) or top)
         elif f"{target}.{imported}" in MODULES or normalize(f"{target}.{imported}") in MODULES:
-            alias = next(a for a in node.names if a.name == imported)  # type: ignore[attr-defined]
+            alias = next(a for a in node.names if a.name == imported)
             bound[alias.asname or imported] = normalize(f"{target}.{imported}")
     return bound
 
@@ -162,11 +163,11 @@ def private_reads(name: str) -> list[str]:
                 continue  # a module named with an underscore (bench/_bench.py), imported as such
             found.append(f"line {node.lineno}: from {target} import {imported}")
     bound = module_aliases(name)
-    for node in ast.walk(ast.parse(MODULES[name].read_text())):
-        if isinstance(node, ast.Attribute) and private(node.attr):
-            owner = attribute_module(node.value, bound)
-            if owner is not None and owner != name and f"{owner}.{node.attr}" not in MODULES:
-                found.append(f"line {node.lineno}: {ast.unparse(node)}")
+    for expr in ast.walk(ast.parse(MODULES[name].read_text())):
+        if isinstance(expr, ast.Attribute) and private(expr.attr):
+            owner = attribute_module(expr.value, bound)
+            if owner is not None and owner != name and f"{owner}.{expr.attr}" not in MODULES:
+                found.append(f"line {expr.lineno}: {ast.unparse(expr)}")
     return found
 
 

@@ -4,13 +4,14 @@ docs/pictures.json holds, per picture, the fingerprint of the numbers it plots a
 PNG drawn from them (samples/pictures.py writes both). Here the numbers are worked out again with
 today's core (no drawing, no matplotlib: about 2 s for all ten) and compared with the manifest, and
 each PNG with the hash the manifest holds for it. When one fails, the maths changed what a picture
-shows: `python samples/pictures.py` draws them all again into docs/.
+shows: `.venv/bin/python -m samples.pictures` draws them all again into docs/.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -19,7 +20,8 @@ from samples import pictures
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
-REDRAW = "the core computes other numbers for it today: `python samples/pictures.py` draws docs/ again"
+REDRAW = ("the core computes other numbers for it today: `.venv/bin/python -m samples.pictures` draws "
+          "docs/ again")
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +51,8 @@ def test_each_docs_picture_shows_what_the_core_computes_today(picture, manifest)
 def test_a_fingerprint_sees_what_a_picture_would_show_and_not_rounding():
     rng = np.random.default_rng(7)
     curve = np.cumsum(rng.normal(size=500))
-    numbers = {"t": np.arange(500) / 120, "curve": curve, "planted": curve > 0, "label": "walk"}
+    numbers: dict[str, Any] = {"t": np.arange(500) / 120, "curve": curve, "planted": curve > 0,
+                               "label": "walk"}
     same = pictures.fingerprint(numbers)
     # Rounding between numpy versions (measured: at most 3e-13 of an array's largest value) is
     # not seen; a thousandth of it (a pixel), a flipped contact, a word or a moved key are.
