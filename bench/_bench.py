@@ -9,7 +9,7 @@ import os
 import platform
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +51,21 @@ def median_seconds(fn: Callable[[], object], runs: int, warm_up: bool = False,
         fn()
         times.append(clock() - t0)
     return float(np.median(times))
+
+
+def cpu_rounds(fns: Sequence[Callable[[], object]], rounds: int) -> np.ndarray:
+    """[rounds, len(fns)] CPU seconds of the process (`time.process_time`), the functions taking
+    turns in each round after one untimed call of each, so that a machine shared with other work
+    loads them alike: compare a case with the baseline of its own round."""
+    for fn in fns:
+        fn()
+    out = np.empty((rounds, len(fns)))
+    for r in range(rounds):
+        for i, fn in enumerate(fns):
+            t0 = time.process_time()
+            fn()
+            out[r, i] = time.process_time() - t0
+    return out
 
 
 def long_take(clip: Clip, frames: int) -> Clip:

@@ -8,6 +8,7 @@ images hold no timings and no software tag, so they only change when the maths d
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -319,12 +320,72 @@ def sync_path(walk: Clip, run: Clip, out: Path, seconds: float = 6.0) -> Path:
     return _save(fig, out)
 
 
+def blend_space_ramp(gaits: list[Clip], out: Path, seconds: float = 8.0) -> Path:
+    """A speed ramp through a blend space of gaits and back: the target and the speed the pelvis
+    travels at over each output cycle (and frame by frame), each gait's weight, and the footstep
+    events with the touchdowns found on the output's own feet."""
+    from core import blendspace
+
+    speeds = blendspace.gait_speeds(gaits)
+    target = (np.array([0.0, seconds, 2 * seconds]), np.array([speeds.min(), speeds.max(), speeds.min()]))
+    clip = blendspace.blend_space(gaits, target, 2 * seconds)
+    weights = blendspace.gait_weights(gaits, target, 2 * seconds)
+    t = clip.times
+    p = clip.fk()[1][:, clip.body.pelvis]
+    floor = (p - np.outer(p @ clip.up, clip.up)) * clip.meters_per_unit
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        found = contacts.footsteps(clip)
+    fig, (top, mid, bottom) = plt.subplots(3, 1, figsize=(9, 6.4), sharex=True,
+                                           gridspec_kw={"height_ratios": [3, 2, 1]})
+    frame_speed = np.linalg.norm(np.diff(floor, axis=0), axis=-1) * clip.fps
+    top.plot(t[1:], frame_speed, color="#bbbbbb", lw=0.8, label="pelvis, frame by frame")
+    left = clip.events["FootDown_L"]
+    for i, (a, b) in enumerate(itertools.pairwise(left)):
+        ends = [np.array([np.interp(x * clip.fps, np.arange(clip.n_frames), floor[:, k]) for k in range(3)])
+                for x in (a, b)]
+        top.plot([a, b], [np.linalg.norm(ends[1] - ends[0]) / (b - a)] * 2, color="#444444", lw=2,
+                 label="pelvis, over each cycle (left touchdown to the next)" if i == 0 else None)
+    top.plot(t, np.interp(t, *target), color="#ff7f0e", ls="--", lw=1.6, label="target")
+    palette = ("#2ca02c", "#1f77b4", "#9467bd", "#8c564b", "#e377c2")
+    for k, (g, v) in enumerate(zip(gaits, speeds, strict=True)):
+        name = g.name.split("_")[1] if g.name.count("_") >= 2 else g.name
+        top.axhline(v, color=palette[k % len(palette)], ls=":", lw=1)
+        top.annotate(f"{name} {v:.2f} m/s", (2 * seconds, v), xytext=(4, 0), textcoords="offset points",
+                     va="center", fontsize=8, color=palette[k % len(palette)])
+        mid.plot(t, weights[:, k], color=palette[k % len(palette)], lw=1.6, label=name)
+    top.set_ylabel("m/s")
+    top.legend(loc="upper left", fontsize=8)
+    mid.set_ylabel("gait weight")
+    mid.set_ylim(-0.05, 1.05)
+    mid.legend(loc="upper left", fontsize=8, ncol=len(gaits))
+    for row, foot in enumerate(("L", "R")):
+        key = f"FootDown_{foot}"
+        bottom.vlines(clip.events[key], row + 0.05, row + 0.95, color=COLORS[foot], lw=1.2)
+        bottom.plot(found[key], np.full(len(found[key]), row + 0.5), "k.", ms=3)
+    bottom.set_yticks([0.5, 1.5], ["FootDown_L", "FootDown_R"])
+    bottom.set_ylim(0, 2)
+    bottom.set_xlabel("seconds (dots: touchdowns found on the output's feet)")
+    fig.suptitle(f"Blend space over {len(gaits)} gaits: a speed ramp and back, in step")
+    return _save(fig, out)
+
+
 def _blend_for_timeline(walk: Clip, run: Clip) -> Clip:
     from core import sync
 
     clip = sync.sync_blend(sync.loop_cycle(walk), sync.loop_cycle(run), 0.5, 2.5)
     clip.name = "blend w=0.5"
     return clip
+
+
+def _bandai_gaits() -> list[Clip]:
+    from core import sync
+
+    data = SAMPLES.parent / "tests" / "data" / "bandai"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return [sync.loop_cycle(bvh.load(data / f"dataset-1_{gait}_normal_001.bvh"))
+                for gait in ("walk", "run", "dash")]
 
 
 def make_all(docs: Path = DOCS, extra: dict[str, Callable[[Path], Path]] | None = None) -> list[Path]:
@@ -341,6 +402,7 @@ def make_all(docs: Path = DOCS, extra: dict[str, Callable[[Path], Path]] | None 
         foot_locking(walk, run, docs / "footlock.png"),
         transition_root_speed(walk, run, docs / "root_speed.png"),
         sync_path(walk, run, docs / "sync_path.png"),
+        blend_space_ramp(_bandai_gaits(), docs / "blendspace.png"),
     ]
     for name, make in (extra or {}).items():
         paths.append(make(docs / name))
