@@ -214,11 +214,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Blend BVH takes of one skeleton, one gait each (a walk, a jog, a run, ...), by the "
                     "speed the character travels at, in step: at each moment the two gaits whose speeds "
                     "bracket the target, their feet planting together. Writes a BVH, or a .blend with the "
-                    "first take's armature and the baked action (footstep markers on it).")
+                    "slowest take's armature and the baked action (footstep markers on it).")
     bs.add_argument("gaits", nargs="+", metavar="GAIT", help="GAIT.bvh takes or loops, two or more")
     add_flag(bs, BlendSpaceOptions, "speed", required=True,
              also="; or keys SECONDS:SPEED,... e.g. 0:1.2,8:4 (linear between them, held past the last)")
-    add_flag(bs, BlendSpaceOptions, "duration", required=True)
+    add_flag(bs, BlendSpaceOptions, "duration", required=True, metavar="S")
     add_options(bs, BlendSpaceOptions, skip=("source",))  # BVH files, never an action: no read source
     tr = sub.add_parser(
         "transition", parents=[p["bake_out"], p["feet"]],
