@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import reports
 from fixtures import bandai_path, cmu_path, take_path
-from test_bridge import angle_between, assert_same_motion
+from test_bridge import assert_same_motion
 
 from core import blendspace, bvh, contacts, units
 
@@ -25,16 +25,6 @@ CMU = ["02_01", "02_03"]
 UNIT = {"cmu": units.CMU_UNIT_M, "bandai": 0.01}  # metres per file unit: CMU's, Bandai's centimetres
 # Locked legs on these takes fall short of a few plants (the core warns); what is checked is the motion.
 pytestmark = pytest.mark.filterwarnings("ignore:.*could not reach its lock")
-
-
-def assert_locked_alike(got, want):
-    """A bake with Lock Feet against the core's on the files: the legs' IK holds plants whose
-    windows and targets come from the gaits' contacts, which float32 keys can move by a frame's
-    easing, so joints agree to 1e-3 rad and 2e-4 of the height (0.3 mm on a 1.7 m body) where
-    bakes without it agree to float32 (`assert_same_motion`)."""
-    assert got.names == want.names and got.n_frames == want.n_frames and got.fps == want.fps
-    assert angle_between(got.rotations, want.rotations).max() <= 1e-3
-    assert np.linalg.norm(got.fk()[1] - want.fk()[1], axis=-1).max() <= 2e-4 * want.height
 
 
 def takes(names):
@@ -160,6 +150,7 @@ def test_a_constant_speed_bakes_the_cores_blend_space_as_a_new_action(scene, str
 
 
 def test_a_ramp_over_three_gaits_on_three_armatures_bakes_the_cores(scene, stride):
+    """Without Lock Feet and with it, each to float32."""
     walk = bandai_gaits()
     assert bpy.ops.stride.bake_blend_space(speed_mode="RAMP", ramp_from=1.375, ramp_to=4.25, duration=6.0,
                                            lock_feet=False) == {"FINISHED"}
@@ -171,7 +162,7 @@ def test_a_ramp_over_three_gaits_on_three_armatures_bakes_the_cores(scene, strid
     assert bpy.ops.stride.bake_blend_space(speed_mode="RAMP", ramp_from=1.375, ramp_to=4.25,
                                            duration=6.0) == {"FINISHED"}
     locked = blendspace.blend_space(takes(BANDAI), ramp, 6.0, fps=30.0, lock_feet=True)
-    assert_locked_alike(stride.bridge.action_to_clip(walk, walk.animation_data.action), locked)
+    assert_same_motion(stride.bridge.action_to_clip(walk, walk.animation_data.action), locked)
     np.testing.assert_allclose(stride.compat.read_keys(speed_fcurve(stride, walk, action)),
                                [[1.0, 1.375], [181.0, 4.25]])
     # The sources are untouched: each take reads as its file.
@@ -221,7 +212,7 @@ def test_the_baked_speed_follows_the_keyed_curve_within_2_percent_a_cycle(which,
     action = obj.animation_data.action
     assert action.name.endswith("blend space (curve)")
     want = blendspace.blend_space(takes(names), ((frames - 1) / fps, curve), seconds, fps=fps, lock_feet=True)
-    assert_locked_alike(stride.bridge.action_to_clip(obj, action), want)
+    assert_same_motion(stride.bridge.action_to_clip(obj, action), want)
     # The curve goes with the bake (the Graph Editor shows it with the result), keys and handles alike.
     copied = speed_fcurve(stride, obj, action)
     np.testing.assert_array_equal(stride.compat.read_keys(copied), stride.compat.read_keys(fc))
