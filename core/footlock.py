@@ -504,9 +504,10 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
     for j, r in zip(joints, rows, strict=True):
         rot[:, j] = lrot[r].T
     if short:
+        advice = (" (with the pelvis lowered)" if lower_pelvis
+                  else ". lower_pelvis=True lowers the pelvis instead")
         warnings.warn(f"{clip.name or 'the take'}: a foot could not reach its lock, held as near as the "
-                      f"leg reaches: {'; '.join(short)}. lower_pelvis=True lowers the pelvis instead",
-                      FootLockWarning, stacklevel=2)
+                      f"leg reaches: {'; '.join(short)}{advice}", FootLockWarning, stacklevel=2)
     return out.replace(rotations=rot)
 
 
