@@ -466,8 +466,9 @@ def _lock_window(out: Clip, planted: dict[str, np.ndarray], i_s: int, end: int) 
     part = out.with_frames(out.rotations[i_s + 1:stop], out.positions[i_s + 1:stop])
     # A FootLockWarning names the output, with times counted from the part's first frame.
     part.name = f"{out.name or 'the transition'} (times from {(i_s + 1) / out.fps:.3f} s)"
-    # (a foot planted across the switch is held at once: on the part's first frame)
-    locked = footlock.lock_feet(part, contacts={f: m[i_s + 1:stop] for f, m in keep.items()})
+    # The blend slides its feet: each is drawn onto where it is held over its landing (a foot
+    # landing as the blend's, the held offset weighed in, would slide on by that offset).
+    locked = footlock.lock_feet(part, contacts={f: m[i_s + 1:stop] for f, m in keep.items()}, landing="held")
     rot = out.rotations.copy()
     rot[i_s + 1:stop] = locked.rotations
     return out.replace(rotations=rot)
