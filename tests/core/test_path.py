@@ -24,7 +24,7 @@ import pytest
 import variants
 from blend_checks import floor_basis, knees, legs, world_positions, wrap
 from fixtures import take_path
-from motion_checks import foot_points, peak_acceleration
+from motion_checks import foot_points, lowpass, peak_acceleration
 from motion_checks import world as world_frames
 
 from core import blendspace, bvh, contacts, metrics, path, quat, sync
@@ -456,3 +456,119 @@ def test_the_same_path_in_another_convention_is_the_same_motion(takes, key):
             assert np.abs(back - base_world).max() < 1e-6, (names, np.abs(back - base_world).max())
             for k, t in base.events.items():
                 np.testing.assert_allclose(got.events[k], t, atol=1e-9)
+
+
+# -- starting and stopping (issue 43) ------------------------------------------------------------
+# The idle: the first second of the Bandai bow take, before the bow, where the subject stands (its
+# root drifting by 2-5 cm/s), on the gaits' skeleton.
+IDLE_TAKE, IDLE_SECONDS = "dataset-1_bow_normal_001", 1.0
+IDLE_CASES = ("line", "circle at the walk's speed", "circle at the run's speed", "S-curve", "ramp")
+# The issue's bounds: still at both ends (m/s over the idle's own), at rest within this of the
+# path's end 1 s after the last transition.
+STILL_MPS, END_M = 0.05, 0.10
+
+
+@pytest.fixture(scope="module")
+def idle() -> Clip:
+    take = bvh.load(take_path(IDLE_TAKE))
+    return take[:round(IDLE_SECONDS * take.fps) + 1]
+
+
+def hips_speed(clip: Clip, world: np.ndarray | None = None) -> np.ndarray:
+    """[T] m/s: the hips' speed over the floor, after motion_checks' 10 Hz low-pass."""
+    w = world_positions(clip) if world is None else world
+    hips = PC.hips_floor(clip, w, clip.names.index("Hips"))
+    return np.linalg.norm(np.gradient(lowpass(hips, clip.fps), axis=0), axis=-1) * clip.fps
+
+
+class Started(NamedTuple):
+    out: Clip
+    case: Case
+    world: np.ndarray
+    warned: list[str]
+
+
+@pytest.fixture(scope="module")
+def started(gaits, idle):
+    cache: dict[str, Started] = {}
+
+    def get(name: str) -> Started:
+        if name not in cache:
+            c = case(name, gaits["bandai"])
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                out = path.follow(gaits["bandai"], c.points, c.speed, idle=idle)
+            cache[name] = Started(out, c, world_positions(out), [str(w.message) for w in caught
+                                                                 if issubclass(w.category, path.PathWarning)])
+        return cache[name]
+
+    return get
+
+
+@pytest.mark.parametrize("name", IDLE_CASES)
+def test_with_an_idle_it_starts_standing_and_comes_to_rest_on_the_paths_end(started, idle, name):
+    s = started(name)
+    out, fps = s.out, s.out.fps
+    assert not s.warned, s.warned
+    own = hips_speed(idle).max()
+    speed = hips_speed(out, s.world)
+    half = round(0.5 * fps)
+    assert speed[:half].max() <= own + STILL_MPS, (speed[:half].max(), own)
+    assert speed[-half:].max() <= own + STILL_MPS, (speed[-half:].max(), own)
+    # A Transition where the gait starts and where it stops, the start after the character has stood.
+    starts_stops = out.events["Transition"]
+    assert len(starts_stops) == 2 and starts_stops[0] >= 0.5 - 1e-9, starts_stops
+    road = PC.polyline(s.case.points, out.up, out.meters_per_unit)
+    hips = PC.hips_floor(out, s.world, out.names.index("Hips"))
+    settled = round((starts_stops[-1] + 1.0) * fps)
+    assert settled < out.n_frames
+    assert np.linalg.norm(hips[settled:] - road.points[-1], axis=-1).max() <= END_M, (
+        np.linalg.norm(hips[settled:] - road.points[-1], axis=-1).max())
+    # It stood on the first point, and walked the path (the hips sway a few centimetres about it).
+    assert np.linalg.norm(hips[0] - road.points[0]) <= END_M
+    s_along, across = PC.track(road, hips)
+    assert across.max() < PATH_MAX_M and s_along.max() <= road.arc[-1] + END_M, (across.max(), s_along.max())
+
+
+@pytest.mark.parametrize("name", IDLE_CASES)
+def test_with_an_idle_the_start_and_stop_do_not_pop_and_feet_hold(started, gaits, idle, name):
+    s = started(name)
+    out, loops = s.out, gaits["bandai"]
+    sources = [*loops, idle]
+    angular = metrics.peak_angular_speed(out) / max(metrics.peak_angular_speed(g) for g in sources)
+    assert angular <= ANGULAR, angular
+    straightest = min(PC.knees_straightest(knees(g, legs(g.names))) for g in sources)
+    past = math.degrees(straightest - PC.knees_straightest(knees(out, legs(out.names), s.world)))
+    assert past <= KNEE_DEG, past
+    mats, pos = world_frames(out)
+    reference = PC.planted(out)
+    slips, skating, windows = [], 0, 0
+    for side in ("L", "R"):
+        got = PC.slips_and_skating(foot_points(out, side, mats, pos), reference[side], out.up, out.fps)
+        slips.append(got[0])
+        skating += got[1]
+        windows += got[2]
+    slip = np.concatenate(slips)
+    p95 = np.percentile(slip, 95)
+    assert p95 < SLIP_P95_M and slip.max() < SLIP_MAX_M, (p95, slip.max())
+    assert skating / max(windows, 1) < SKATING
+    # Accelerations against the gaits' own and the idle's.
+    own = np.max([*(peak_accelerations(sync.sync_blend(g, g, 0.0, 4.0)) for g in loops),
+                  peak_accelerations(idle)], axis=0)
+    accel = peak_accelerations(out, s.world) / own
+    assert accel.max() <= ACCEL, accel
+    # The root never faster than the fastest gait (the hips over a cycle).
+    fastest = float(np.max(blendspace.gait_speeds(loops)))
+    hips = PC.hips_floor(out, s.world, out.names.index("Hips"))
+    cycle = round(float(np.median(np.diff(out.events["FootDown_L"]))) * out.fps)
+    over_cycle = np.linalg.norm(hips[cycle:] - hips[:-cycle], axis=-1) / (cycle / out.fps)
+    assert over_cycle.max() <= 1.02 * fastest, (over_cycle.max(), fastest)
+
+
+def test_an_idle_that_travels_or_is_not_a_clip_is_refused(gaits):
+    loops = gaits["bandai"]
+    points = PC.line(5.0, loops[0].up, loops[0].meters_per_unit)
+    with pytest.raises(ValueError, match=r"travels at .* m/s: give a standing clip"):
+        path.follow(loops, points, 1.3, idle=bvh.load(take_path("dataset-1_walk_normal_001")))
+    with pytest.raises(TypeError, match="standing Clip"):
+        path.follow(loops, points, 1.3, idle="idle.bvh")  # type: ignore[arg-type]
