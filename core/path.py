@@ -119,6 +119,12 @@ ACCELERATION = 1.5
 # or shortened together, over this many, as walkers adjust their last steps to a mark (at most
 # half a step over them: 8 % at three).
 STOP_STRIDES = 3.0
+# Following a target in time (`follow_target`): seconds over which its speed along its track is
+# averaged (a keyed object's speed jitters from frame to frame), and the most its remap stretches
+# or shrinks the blend's strides to put the character where the target is (the blend's own
+# timing drifts by a fraction of a percent: 13 cm over 20 m at 0.65 %).
+TARGET_SMOOTH = 0.5
+TARGET_STRETCH = 0.05
 
 
 class PathWarning(UserWarning):
@@ -236,28 +242,40 @@ def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
     return list(zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist(), strict=True))
 
 
-def _stretch(s: Array, a: int, b: int) -> str:
+class _Where(NamedTuple):
+    """How a warning names a place on the path: a value per path sample (`at` [M]), its unit, and
+    the words after a stretch of them ("from 2.00 to 6.00 m along the path")."""
+
+    at: Array
+    unit: str = "m"
+    along: str = "along the path"
+
+
+def _stretch(where: _Where, a: int, b: int) -> str:
     """Where a run [a, b) of path samples lies, in words."""
-    return f"at {s[a]:.2f} m" if s[b - 1] - s[a] < 0.005 else f"from {s[a]:.2f} to {s[b - 1]:.2f} m"
+    at, u = where.at, where.unit
+    span = f"at {at[a]:.2f} {u}" if at[b - 1] - at[a] < 0.005 else f"from {at[a]:.2f} to {at[b - 1]:.2f} {u}"
+    return f"{span} {where.along}"
 
 
-def _within_reach(v: Array, s: Array, speeds: Array) -> tuple[Array, list[str]]:
+def _within_reach(v: Array, where: _Where, speeds: Array) -> tuple[Array, list[str]]:
     """The speeds kept within what the gaits reach, and a sentence per stretch of path outside it."""
     least, most = blendspace.RATE_RANGE[0] * speeds.min(), blendspace.RATE_RANGE[1] * speeds.max()
+    at, u = where.at, where.unit
     out = []
     for mask, word, bound, which, times in ((v < least, "below", least, "slowest", blendspace.RATE_RANGE[0]),
                                             (v > most, "above", most, "fastest", blendspace.RATE_RANGE[1])):
         gait = speeds.min() if which == "slowest" else speeds.max()
         for a, b in _runs(mask):
             k = a + int(np.argmax(np.abs(v[a:b] - bound)))
-            out.append(f"{_stretch(s, a, b)} along the path the speed asked is {word} what the gaits "
-                       f"reach: {v[k]:.3g} m/s at {s[k]:.2f} m, {abs(v[k] - bound):.3g} m/s {word} the "
+            out.append(f"{_stretch(where, a, b)} the speed asked is {word} what the gaits "
+                       f"reach: {v[k]:.3g} m/s at {at[k]:.2f} {u}, {abs(v[k] - bound):.3g} m/s {word} the "
                        f"{bound:.3g} m/s they reach ({times:g}x the {which}, {gait:.3g} m/s); played at "
                        f"{bound:.3g} m/s there")
     return np.clip(v, least, most), out
 
 
-def _tight_turns(path: _Path, v: Array, step: Array) -> list[str]:
+def _tight_turns(path: _Path, v: Array, step: Array, where: _Where) -> list[str]:
     """A sentence per stretch of path where v^2 / R is above TURN_LIMIT, R the radius of the turn
     over a step (`step` [M] meters, centered: the curvature a character turns over as it steps)."""
     d, half = path.distance, 0.5 * step
@@ -268,11 +286,11 @@ def _tight_turns(path: _Path, v: Array, step: Array) -> list[str]:
     for a0, b0 in _runs(asked > TURN_LIMIT * (1.0 + 1e-9)):
         k = a0 + int(np.argmax(asked[a0:b0]))
         radius = 1.0 / curvature[k]
-        out.append(f"{_stretch(d, a0, b0)} along the path the turn is tighter than the speed allows: at "
-                   f"{d[k]:.2f} m a radius of {radius:.2f} m at {v[k]:.3g} m/s asks v^2/R = {asked[k]:.3g} "
-                   f"m/s^2, {asked[k] / TURN_LIMIT:.2g}x the {TURN_LIMIT:.2f} m/s^2 (0.5 g) a character "
-                   f"leans into; widen it to a radius of {v[k] ** 2 / TURN_LIMIT:.2f} m or slow to "
-                   f"{math.sqrt(TURN_LIMIT * radius):.2f} m/s there")
+        out.append(f"{_stretch(where, a0, b0)} the turn is tighter than the speed allows: at "
+                   f"{where.at[k]:.2f} {where.unit} a radius of {radius:.2f} m at {v[k]:.3g} m/s asks "
+                   f"v^2/R = {asked[k]:.3g} m/s^2, {asked[k] / TURN_LIMIT:.2g}x the {TURN_LIMIT:.2f} m/s^2 "
+                   f"(0.5 g) a character leans into; widen it to a radius of {v[k] ** 2 / TURN_LIMIT:.2f} m "
+                   f"or slow to {math.sqrt(TURN_LIMIT * radius):.2f} m/s there")
     return out
 
 
@@ -368,7 +386,108 @@ def follow(loops: Sequence[Clip], points: npt.ArrayLike, speed: Any, *, fps: flo
                                ease=partial(_eased, least=least, margin=least * cycle))
     walked, planted, remap = _started_and_stopped(gaits, path, v, still, cycle, float(cycles.max()),
                                                   fps, feet)
-    return _walked(walked, path, gaits, lock_feet, remap=remap, planted=planted)
+    return _walked(walked, path, gaits, lock_feet, remap=remap, planted=planted, lead=False)
+
+
+def follow_target(loops: Sequence[Clip], times: npt.ArrayLike, positions: npt.ArrayLike, *,
+                  idle: Clip | None = None, fps: float | None = None, feet: FeetSpec | None = None,
+                  lock_feet: bool = True) -> Clip:
+    """The gaits in `loops` following a target's floor track in time (see the module notes).
+
+    times: [T] seconds, increasing (a keyed object's frames, say); positions: [T, 3] where the
+        target is then, in the loops' units and axes (the up component is ignored).
+    idle, fps, feet, lock_feet: as `follow` takes them.
+
+    The output's frame 0 is the target's first time. The character walks the target's track at
+    the target's speed along it (m/s, averaged over `TARGET_SMOOTH` seconds), and its travel
+    along the track is then put where the target is at each time, its strides lengthened or
+    shortened by at most `TARGET_STRETCH` (the blend's own timing drifts by a fraction of a
+    percent; a target the gaits cannot keep up with is not caught up with by strides out of
+    reach). Without `idle` the output lasts as long as the target's track, and the character
+    starts walking at phase 0 on its first point; with `idle` it starts from standing and comes
+    to rest on the track's end as `follow` does, at the target's speeds. `PathWarning` naming
+    the target's times (seconds from its first) where it is faster or slower than the gaits
+    reach or turns tighter than its speed allows (v^2 / R above 0.5 g). ValueError for fewer
+    than two samples, times that do not increase, values that are not finite, or a target that
+    does not move over the floor.
+    """
+    gaits = _as_loops(loops, feet)
+    up, mpu = gaits[0].up, gaits[0].meters_per_unit
+    t, points = _target(times, positions, up)
+    s = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(points, axis=0), axis=-1))]) * mpu
+    if s[-1] <= 1e-6:
+        raise ValueError("the target does not move over the floor (its positions differ only along up)")
+    profile = _target_speeds(t, s)
+
+    def when(d: Array) -> Array:
+        return np.interp(d, s, t)
+
+    if idle is not None:
+        # Its start and stop as `follow` makes them, at the target's speeds along its track (what
+        # they ask beyond the gaits said here, with the target's times).
+        _planned(gaits, len(loops), points, profile, when=when)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PathWarning)
+            return follow(loops, points, profile, fps=fps, feet=feet, lock_feet=lock_feet, idle=idle)
+    path, v, cycles = _planned(gaits, len(loops), points, profile, when=when)
+    duration = float(t[-1])
+    straight = _straight(gaits, _clock(path.distance, v), v, float(cycles.max()) + 0.5 + duration, fps, feet)
+    straight = straight[:math.floor(duration * straight.fps + 1e-9) + 1]
+    return _walked(straight, path, gaits, lock_feet, remap=_in_time(straight, t, s * path.length / s[-1]))
+
+
+def _target(times: npt.ArrayLike, positions: npt.ArrayLike, up: Array) -> tuple[Array, Array]:
+    """(times [T] from the first, seconds; positions [T, 3] on the floor), checked."""
+    t = np.asarray(times, dtype=np.float64).reshape(-1)
+    p = np.asarray(positions, dtype=np.float64)
+    if p.ndim != 2 or p.shape[1] != 3:
+        raise ValueError(f"a target's positions are [T, 3] in the gaits' units and axes, not shape {p.shape}")
+    if len(t) != len(p):
+        raise ValueError(f"a target needs one time per position: {len(t)} times, {len(p)} positions")
+    if len(t) < 2:
+        raise ValueError(f"a target needs two or more samples in time, not {len(t)}")
+    if not (np.all(np.isfinite(t)) and np.all(np.isfinite(p))):
+        raise ValueError("the target's times and positions must be finite")
+    if np.any(np.diff(t) <= 0.0):
+        k = int(np.flatnonzero(np.diff(t) <= 0.0)[0])
+        raise ValueError(f"the target's times must increase: {t[k + 1]:g} s follows {t[k]:g} s "
+                         f"(sample {k + 1})")
+    return t - t[0], p - np.outer(p @ up, up)
+
+
+def _target_speeds(t: Array, s: Array) -> tuple[Array, Array]:
+    """(distances, speeds): the target's speed along its track (m/s), its distance over time
+    averaged over `TARGET_SMOOTH` seconds (a keyed object's steps from frame to frame are
+    noise to a walker), at the distances it has then covered."""
+    step = min(float(np.median(np.diff(t))), TARGET_SMOOTH / 4.0)
+    even = np.arange(0.0, t[-1] + 0.5 * step, step)
+    d = root.lowpass(np.interp(even, t, s), 0.5 * TARGET_SMOOTH / step)
+    v = np.gradient(d, even)
+    at = np.maximum.accumulate(d)
+    keep = np.concatenate([[True], np.diff(at) > 1e-9])
+    return at[keep], v[keep]
+
+
+def _in_time(clip: Clip, t: Array, s: Array) -> tuple[Array, Array]:
+    """(meters along the clip's travel line, meters along the path): the remap that puts the
+    clip's root, averaged over a cycle, where the target is (s [T] meters at t [T] seconds) on
+    each of its frames, its slope within 1 -+ `TARGET_STRETCH` (strides at most that much longer
+    or shorter than the blend's)."""
+    up, mpu, fps = clip.up, clip.meters_per_unit, clip.fps
+    _, pos = root.root_world(clip)
+    floor = pos - np.outer(pos @ up, up)
+    x = root.lowpass((floor - floor[0]) @ _travel_line(floor, up) * mpu, 0.5 * _cycle(clip) * fps)
+    x = np.maximum.accumulate(x)
+    want = np.interp(np.arange(clip.n_frames) / fps, t, s)
+    m = np.empty_like(want)
+    m[0] = 0.0
+    # Forward, each step's slope held within the stretch (one pass over the frames).
+    dx = np.diff(x)
+    for k in range(1, len(m)):
+        lo, hi = m[k - 1] + (1.0 - TARGET_STRETCH) * dx[k - 1], m[k - 1] + (1.0 + TARGET_STRETCH) * dx[k - 1]
+        m[k] = min(max(want[k], lo), hi)
+    keep = np.concatenate([[True], np.diff(x) > 1e-9])
+    return x[keep], m[keep]
 
 
 def _clock(distance: Array, v: Array) -> Array:
@@ -385,11 +504,13 @@ def _straight(gaits: list[Clip], clock: Array, v: Array, extra: float, fps: floa
 
 
 def _planned(gaits: list[Clip], given: int, points: npt.ArrayLike, speed: Any, *,
-             ease: Callable[[Array, _Path], Array] | None = None) -> tuple[_Path, Array, Array]:
+             ease: Callable[[Array, _Path], Array] | None = None,
+             when: Callable[[Array], Array] | None = None) -> tuple[_Path, Array, Array]:
     """(the path to walk, its corners rounded; the speed at each of its samples, within the gaits'
     reach and `ease`d (speeds [M], the path) -> speeds [M] when given; each gait's cycle in
     seconds) for the first `given` gaits (a lone gait's twin left out), with a `PathWarning` for
-    what the path asks beyond them."""
+    what the path asks beyond them, naming distances along it, or with `when` (meters along the
+    path -> seconds) the times a target is there."""
     up, mpu = gaits[0].up, gaits[0].meters_per_unit
     path = _floor_path(points, up, mpu)
     speeds = blendspace.gait_speeds(gaits)[:given]
@@ -400,29 +521,32 @@ def _planned(gaits: list[Clip], given: int, points: npt.ArrayLike, speed: Any, *
     def steps(v: Array) -> Array:
         return 0.5 * v * np.interp(v, speeds[order], cycles[order])
 
-    v, _ = _within_reach(_speeds(speed, path.distance), path.distance, speeds)
+    v, _ = _within_reach(_speeds(speed, path.distance), _Where(path.distance), speeds)
     path = _rounded(path, up, mpu, ROUNDING * float(np.median(steps(v))))
-    v, problems = _within_reach(_speeds(speed, path.distance), path.distance, speeds)
+    where = (_Where(path.distance) if when is None
+             else _Where(when(path.distance), "s", "into the target's track"))
+    v, problems = _within_reach(_speeds(speed, path.distance), where, speeds)
     if ease is not None:
         v = ease(v, path)
-    problems += _tight_turns(path, v, steps(v))
+    problems += _tight_turns(path, v, steps(v), where)
     if problems:
         warnings.warn("; ".join(problems), PathWarning, stacklevel=3)
     return path, v, cycles
 
 
 def _walked(straight: Clip, path: _Path, gaits: list[Clip], lock_feet: bool,
-            remap: tuple[Array, Array] | None = None, planted: dict[str, np.ndarray] | None = None) -> Clip:
+            remap: tuple[Array, Array] | None = None, planted: dict[str, np.ndarray] | None = None,
+            lead: bool = True) -> Clip:
     """A straight clip of the gaits (a blend space's, whose root travels a line from the path's
     start) walked along the path: bent onto it, its legs turned over its planted feet and those
     held (see the module notes). remap: (meters along the line, meters along the path),
     increasing, for a clip that comes to rest on the path's end (`_started_and_stopped`): then
     every frame is kept. planted: the contacts to hold (None: found on the straight clip).
-    Without `remap` the lock is worked on the clip with a lead-in (`_with_lead_in`), then cut
-    off. Writes into the straight clip's arrays."""
+    lead: the lock is worked on the clip with a lead-in (`_with_lead_in`), then cut off (a clip
+    that starts walking). Writes into the straight clip's arrays."""
     _body_of(straight, gaits)
     start = 0
-    if remap is None:
+    if lead:
         straight, start = _with_lead_in(straight)
     if not lock_feet:
         planted = {}
