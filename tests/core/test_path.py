@@ -668,18 +668,44 @@ def test_a_target_too_fast_or_turning_too_tight_warns_with_its_time(gaits):
     assert re.search(r"^from 0\.00 to \d\.\d\d s into", str(caught[0].message)), str(caught[0].message)
 
 
-def test_a_target_with_an_idle_starts_and_ends_standing(gaits, idle):
+def test_a_target_with_an_idle_starts_and_ends_standing_and_keeps_time(gaits, idle):
+    """The figure eight at the walk's speed, the target standing 1.5 s before it leaves and 2 s
+    after it arrives: the character stands, starts so as to be with it, follows it in time, and
+    comes to rest on the end."""
     loops = gaits["bandai"]
-    c = target_case("S-curve", loops)
+    c = target_case("figure eight", loops)
     up, mpu = loops[0].up, loops[0].meters_per_unit
-    times, positions = timed(c, up, mpu)
-    out = path.follow_target(loops, times, positions, idle=idle)
-    assert len(out.events["Transition"]) == 2
+    track, along = timed(c, up, mpu)
+    times = np.concatenate([[0.0], track + 1.5, [track[-1] + 3.5]])
+    positions = np.concatenate([along[:1], along, along[-1:]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", path.PathWarning)
+        out = path.follow_target(loops, times, positions, idle=idle)
+    switches = out.events["Transition"]
+    assert len(switches) == 2 and 0.5 < switches[0] < 1.5, switches
     own, speed, half = hips_speed(idle).max(), hips_speed(out), round(0.5 * out.fps)
     assert speed[:half].max() <= own + STILL_MPS and speed[-half:].max() <= own + STILL_MPS
-    hips = PC.hips_floor(out, world_positions(out), out.names.index("Hips"))
-    end = positions[-1] * mpu - up * (positions[-1] @ up) * mpu
-    assert np.linalg.norm(hips[-1] - end) <= END_M
+    world = world_positions(out)
+    hips = PC.hips_floor(out, world, out.names.index("Hips"))
+    end = (positions[-1] - up * (positions[-1] @ up)) * mpu
+    assert np.linalg.norm(hips[round((switches[-1] + 1.0) * out.fps):] - end, axis=-1).max() <= END_M
+    # In time with the target from 2 s after the start's switch to 1.5 s before the target arrives
+    # (the character slows over its last step to stop on the end; the target arrives at speed).
+    t = np.arange(out.n_frames) / out.fps
+    target = np.stack([np.interp(t, times, positions[:, k]) for k in range(3)], axis=-1) * mpu
+    target -= np.outer(target @ up, up)
+    cycle = PC.cycle_frames(PC.planted(out), out.n_frames)
+    apart = np.linalg.norm(PC.moving_average(hips, cycle) - PC.moving_average(target, cycle), axis=-1)
+    judged = np.isfinite(apart) & (t >= switches[0] + 2.0) & (t <= track[-1] + 1.5 - 1.5)
+    assert judged.sum() > 0.5 * out.n_frames and apart[judged].max() <= TARGET_M, apart[judged].max()
+    # Feet and knees as everywhere.
+    mats, pos = world_frames(out)
+    reference = PC.planted(out)
+    slips = np.concatenate([PC.slips_and_skating(foot_points(out, side, mats, pos), reference[side], out.up,
+                                                 out.fps)[0] for side in ("L", "R")])
+    assert np.percentile(slips, 95) < SLIP_P95_M and slips.max() < SLIP_MAX_M, slips.max()
+    angular = metrics.peak_angular_speed(out) / max(metrics.peak_angular_speed(g) for g in [*loops, idle])
+    assert angular <= ANGULAR, angular
 
 
 def test_bad_targets_are_refused(gaits):
