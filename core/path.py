@@ -49,6 +49,12 @@ warping, motion matching's trajectories), baked offline from the user's own gait
   `STOP_STRIDES` strides are stretched or shrunk together so that it comes to rest on the end.
   `Transition` events at the two switches. A blend slowing down drags its feet: here the
   contacts are cut where a foot slides (`contacts.contacts(split_slides=True)`).
+- **Targets** (`follow_target`): a target's floor track in time (a keyed object's location) is
+  walked at its speed along the track (averaged over `TARGET_SMOOTH`), from the target's first
+  time; the straight clip's travel, averaged over a cycle, is then remapped onto where the
+  target is on each frame (`_in_time`), strides within `TARGET_STRETCH`. With an idle the
+  character stands until the target leaves its first point, less the time its start takes to
+  cover `TARGET_LAG_M` behind the target (a first bake tells). Warnings name the target's times.
 
 Times are seconds and distances meters at every boundary; positions in the loops' units and axes.
 """
