@@ -756,7 +756,7 @@ def _standing(idle: Any, ref: Clip, feet: FeetSpec | None, fps: float) -> Clip:
                          f"take will do; under {_STILL_MPS:g} m/s)")
     # On the gaits' skeleton (its End Sites: what the feet stand on), with the idle's own motion.
     out = ref.with_frames(idle.rotations, idle.positions)
-    out.name = idle.name
+    out.fps, out.name = idle.fps, idle.name  # (at the output's rate, which need not be the gaits')
     return out
 
 

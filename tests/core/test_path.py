@@ -761,3 +761,17 @@ def test_an_idle_of_another_skeleton_is_refused(gaits):
     points = PC.line(5.0, loops[0].up, loops[0].meters_per_unit)
     with pytest.raises(ValueError, match="skeletons differ"):
         path.follow(loops, points, 1.3, idle=bvh.load(take_path("02_01"))[:30])
+
+
+def test_an_idle_at_another_rate_than_the_output_is_played_at_the_outputs(gaits, idle):
+    """The Bandai gaits and idle at 30 fps baked at 24 fps: the idle resampled, the character
+    still at both ends and at rest on the end."""
+    loops = gaits["bandai"]
+    c = case("line", loops)
+    out = path.follow(loops, c.points, c.speed, idle=idle, fps=24.0)
+    assert out.fps == 24.0
+    own, speed, half = hips_speed(idle).max(), hips_speed(out), round(0.5 * out.fps)
+    assert speed[:half].max() <= own + STILL_MPS and speed[-half:].max() <= own + STILL_MPS
+    road = PC.polyline(c.points, out.up, out.meters_per_unit)
+    hips = PC.hips_floor(out, world_positions(out), out.names.index("Hips"))
+    assert np.linalg.norm(hips[-1] - road.points[-1]) <= END_M
