@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
@@ -183,9 +184,48 @@ def build_extension(validate_with: str = DEFAULT_BLENDER) -> Path:
 
 def run_in_blender(script: Path, version: str = DEFAULT_BLENDER) -> int:
     """Run `script` in a bpy wheel's Python with the freshly built extension (STRIDE_EXTENSION_ZIP)
-    and the repo on PYTHONPATH, as the demo and the Blender benchmark do."""
+    and the repo on PYTHONPATH, as the demo and the Blender benchmarks do; there the script calls
+    `install_extension`."""
     env = dict(os.environ, STRIDE_EXTENSION_ZIP=str(build_extension()), PYTHONPATH=str(ROOT))
     return subprocess.run([blender_python(version), script], env=env).returncode
+
+
+def rerun_in_blender(script: Path, argv: list[str], description: str | None) -> int:
+    """From the dev Python, a script that runs inside Blender (the demo, the Blender benchmarks):
+    run it again in a bpy wheel's Python (`--blender VERSION`, run_in_blender)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--blender", default=DEFAULT_BLENDER, choices=list(BLENDER),
+                        help=f"Blender version to run in (default {DEFAULT_BLENDER})")
+    return run_in_blender(script, parser.parse_args(argv).blender)
+
+
+def install_extension() -> Any:
+    """Inside a bpy wheel's Python (the Blender tests, the demo, the Blender benchmarks): the built
+    extension (STRIDE_EXTENSION_ZIP, which `build.py test` and run_in_blender set) installed the way a
+    user installs it, into a throwaway Blender user folder (BLENDER_USER_RESOURCES, removed at exit)
+    so that nothing touches the user's config; the installed package (bl_ext.user_default.stride).
+    Call it before bpy is imported: Blender reads its user folder once, as it starts."""
+    import atexit
+    import importlib
+    import tempfile
+
+    zip_path = os.environ.get("STRIDE_EXTENSION_ZIP")
+    if not zip_path or not Path(zip_path).is_file():
+        raise RuntimeError("STRIDE_EXTENSION_ZIP must name the built extension zip: run this through "
+                           "`python build.py` (test, demo or bench)")
+    if "bpy" in sys.modules:
+        raise RuntimeError("install_extension must run before bpy is imported, or the install would go "
+                           "into the user's own Blender folder")
+    user = tempfile.mkdtemp(prefix="stride-blender-user-")
+    atexit.register(shutil.rmtree, user, True)  # Blender uses it until the end
+    os.environ["BLENDER_USER_RESOURCES"] = user
+    import bpy
+
+    result = bpy.ops.extensions.package_install_files(filepath=zip_path, repo="user_default",
+                                                      enable_on_install=True)
+    if result != {"FINISHED"}:
+        raise RuntimeError(f"installing {zip_path} failed: {result}")
+    return importlib.import_module("bl_ext.user_default.stride")
 
 
 def cmd_extension(args: argparse.Namespace) -> int:
@@ -206,6 +246,7 @@ def cmd_test(args: argparse.Namespace) -> int:
         stage("ruff", [py, "-m", "ruff", "check", "."])
         # Two runs: each test suite has its own conftest.py, which one mypy run sees as one module twice.
         core_side = [p for p in ("core", "tests/core", "tests/conftest.py", "tests/fixtures.py",
+                                 "tests/settings_snapshot.py",
                                  "tests/variants.py", "bench", "samples", "build.py")
                      if (ROOT / p).exists() and _has_python(ROOT / p)]
         stage("mypy (core)", [py, "-m", "mypy", *core_side])

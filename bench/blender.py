@@ -13,38 +13,18 @@ Runs itself inside a `bpy` wheel's Python with the built extension installed (as
 
 from __future__ import annotations
 
-import argparse
-import atexit
 import json
 import os
-import platform
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from _bench import ROOT, machine, median_seconds
+
+import build
+
 TARGETS = {"write": 50.0, "read": 20.0, "import": 10.0}
-
-
-def outside_blender(argv: list[str]) -> int:
-    sys.path.insert(0, str(ROOT))
-    import build
-
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--blender", default=build.DEFAULT_BLENDER, choices=list(build.BLENDER))
-    return build.run_in_blender(Path(__file__), parser.parse_args(argv).blender)
-
-
-def median_time(fn, repeat: int = 3) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def median_times_interleaved(fns, repeat: int = 5, setup=None) -> list[float]:
@@ -90,19 +70,13 @@ def blender_handles(stride, obj) -> int:
 
 
 def inside_blender() -> int:
-    scratch = tempfile.mkdtemp(prefix="stride-bench-")
-    atexit.register(shutil.rmtree, scratch, ignore_errors=True)  # Blender uses it until the end
-    os.environ["BLENDER_USER_RESOURCES"] = scratch
-    import importlib
-
+    stride = build.install_extension()
+    scratch = os.environ["BLENDER_USER_RESOURCES"]  # the throwaway folder, gone at exit
     import bpy
     import numpy as np
 
     from core import bvh
 
-    bpy.ops.extensions.package_install_files(filepath=os.environ["STRIDE_EXTENSION_ZIP"],
-                                             repo="user_default", enable_on_install=True)
-    stride = importlib.import_module("bl_ext.user_default.stride")
     source = ROOT / "tests" / "data" / "cmu" / "subject02" / "02_01.bvh"
     walk = bvh.load(source)
     rows = []
@@ -125,11 +99,11 @@ def inside_blender() -> int:
         n_keys = sum(len(fc.keyframe_points)
                      for fc in stride.compat.fcurves(action, stride.compat.action_slot(action, obj)))
 
-    t_write = median_time(stride_write)
+    t_write = median_seconds(stride_write, 3)
     stride.compat.assign(obj, action)
     # The same pose values, keyed one by one as a script without Stride would.
     pose = stride.core.armature.local_to_pose(
-        stride.bridge._rest(obj, clip.names)[0], clip.rotations, stride.core.armature.axis_conversion())
+        stride.bridge.rest_pose(obj, clip.names)[0], clip.rotations, stride.core.armature.axis_conversion())
     loose, _ = stride.compat.new_action("bench keyframe_insert", obj)
     stride.compat.assign(obj, loose)
     bones = [obj.pose.bones[n] for n in clip.names]
@@ -143,7 +117,7 @@ def inside_blender() -> int:
     rows.append(("write 31 joints x 1000 frames", f"{n_keys} keys", t_write, t_insert, TARGETS["write"]))
 
     stride.compat.assign(obj, action)
-    t_read = median_time(lambda: stride.bridge.action_to_clip(obj))
+    t_read = median_seconds(lambda: stride.bridge.action_to_clip(obj), 3)
 
     def step_frames():
         # The same output as action_to_clip: every bone's rotation and location at every frame.
@@ -156,7 +130,7 @@ def inside_blender() -> int:
                 loc[f, j] = pb.location
         return rot, loc
 
-    t_step = median_time(step_frames, repeat=1)
+    t_step = median_seconds(step_frames, 1)
     rows.append(("read 31 joints x 1000 frames", "frame_set + rot, loc", t_read, t_step, TARGETS["read"]))
 
     # -- import: 10,000 frames ---------------------------------------------------------------------
@@ -185,8 +159,7 @@ def inside_blender() -> int:
     rows.append(("import 10,000 frames x 31 joints", f"{big.stat().st_size / 1e6:.1f} MB BVH",
                  t_stride_import, t_blender_import, TARGETS["import"] if handles_checked else float("inf")))
 
-    print(f"Blender {bpy.app.version_string}, Python {platform.python_version()}, numpy {np.__version__}, "
-          f"{platform.machine()} {platform.processor() or ''}, {os.cpu_count()} cores")
+    print(f"Blender {bpy.app.version_string}, {machine()}")
     header = f"{'operation':<34} {'size':<18} {'Stride s':>9} {'Blender s':>10} {'ratio':>8} {'target':>7}"
     print(header)
     print("-" * len(header))
@@ -210,5 +183,5 @@ if __name__ == "__main__":
 
     # Only look for bpy: importing it here would read the user's config before the temp dir is set.
     if importlib.util.find_spec("bpy") is None:
-        sys.exit(outside_blender(sys.argv[1:]))
+        sys.exit(build.rerun_in_blender(Path(__file__), sys.argv[1:], __doc__))
     sys.exit(inside_blender())

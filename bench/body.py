@@ -10,23 +10,14 @@ FK of the whole take. Target: at most 0.5x FK. Median of 9 runs each, in the sam
 
 from __future__ import annotations
 
-import os
-import platform
 import sys
 from functools import partial
-from pathlib import Path
 
-import numpy as np
+from _bench import long_take, machine, median_seconds
+from fixtures import cmu_path, take_path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-
-from _timing import long_take, median_seconds  # noqa: E402
-from fixtures import cmu_path, take_path  # noqa: E402
-
-from core import body, bvh  # noqa: E402
-from core.clip import Clip  # noqa: E402
+from core import body, bvh
+from core.clip import Clip
 
 RUNS = 9
 FRAMES = 10_000
@@ -44,8 +35,7 @@ def main() -> int:
         "CMU 09_12 x": long_take(bvh.load(cmu_path("09_12")), FRAMES),
         "Bandai walk x": long_take(bvh.load(take_path("dataset-1_walk_normal_001")), FRAMES),
     }
-    print(f"body.find on {FRAMES:,}-frame takes vs FK ({platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} cores, numpy {np.__version__})\n")
+    print(f"body.find on {FRAMES:,}-frame takes vs FK ({machine()})\n")
     print(f"{'take':<16}{'names':<8}{'joints':>7}{'FK ms':>9}{'body ms':>9}{'ratio':>8}  legs from   target")
     worst = 0.0
     for label, clip in takes.items():

@@ -31,10 +31,8 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import re
 import subprocess
-import sys
 import tempfile
 import time
 import warnings
@@ -45,12 +43,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _bench import ROOT, machine
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from core import bvh, quat  # noqa: E402
-from core.clip import POSITION_CHANNELS, Clip  # noqa: E402
+from core import bvh, quat
+from core.clip import POSITION_CHANNELS, Clip
 
 RUNS = 5
 # CPU time of this process: on a shared machine, time spent descheduled while other work runs
@@ -498,8 +494,7 @@ def main() -> int:
     import bvhio
     import pybvh
 
-    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cpus, load average "
-          f"{os.getloadavg()[0]:.2f}; python {platform.python_version()}, numpy {np.__version__}, "
+    print(f"{machine()}, "
           f"pybvh {metadata.version('pybvh')}, bvhio {metadata.version('bvhio')}")
     with tempfile.TemporaryDirectory(prefix="stride-bench-") as tmp:
         takes = cmu_takes() + made_takes(Path(tmp))

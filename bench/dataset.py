@@ -29,8 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from _bench import ROOT, cpu_model
 
 COPIES = 24
 
@@ -103,7 +102,7 @@ def main() -> int:
 
     print(f"dataset export, {n} files (CMU + Bandai x {COPIES}), {args.rounds} rounds, engines taking "
           f"turns; {os.cpu_count()} CPUs, load average {min(loads):.2f}-{max(loads):.2f} "
-          f"(other work shares these cores), Python {platform.python_version()}")
+          f"(other work shares these cores), {cpu_model()}, Python {platform.python_version()}")
     for label, pick in (("median", statistics.median), ("best", min)):
         best = {k: pick(v) for k, v in times.items()}
         one, pool = best["local, 1 worker"], best["local, 2 workers"]

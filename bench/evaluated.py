@@ -21,50 +21,29 @@ Runs itself inside a `bpy` wheel's Python with the built extension installed (as
 
 from __future__ import annotations
 
-import argparse
-import atexit
 import json
 import os
-import platform
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from _timing import median_seconds  # noqa: E402
+from _bench import ROOT, machine, median_seconds
+
+import build
 
 TARGET = 3.0
 ROUNDS = 4
 
 
-def outside_blender(argv: list[str]) -> int:
-    import build
-
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--blender", default=build.DEFAULT_BLENDER, choices=list(build.BLENDER))
-    return build.run_in_blender(Path(__file__), parser.parse_args(argv).blender)
-
-
 def inside_blender() -> int:
-    scratch = tempfile.mkdtemp(prefix="stride-bench-")
-    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
-    os.environ["BLENDER_USER_RESOURCES"] = scratch
-    import importlib
-
+    stride = build.install_extension()
+    scratch = os.environ["BLENDER_USER_RESOURCES"]  # the throwaway folder, gone at exit
     import bpy
-    import numpy as np
 
-    for entry in (ROOT / "tests", ROOT / "tests" / "blender"):
-        sys.path.insert(0, str(entry))
+    sys.path.insert(0, str(ROOT / "tests" / "blender"))
     import rigs
 
-    bpy.ops.extensions.package_install_files(filepath=os.environ["STRIDE_EXTENSION_ZIP"],
-                                             repo="user_default", enable_on_install=True)
-    stride = importlib.import_module("bl_ext.user_default.stride")
     obj = rigs.rigify(Path(scratch))
     scene = bpy.context.scene
     action = obj.animation_data.action
@@ -131,8 +110,7 @@ def inside_blender() -> int:
     bpy.ops.object.mode_set(mode="OBJECT")
     m_ours, m_bake = (statistics.median(r[k] for r in with_mesh) for k in range(2))
 
-    print(f"Blender {bpy.app.version_string}, Python {platform.python_version()}, numpy {np.__version__}, "
-          f"{platform.machine()} {platform.processor() or ''}, {os.cpu_count()} cores")
+    print(f"Blender {bpy.app.version_string}, {machine()}")
     print(f"Rigify human: {len(obj.data.bones)} bones, {len(names)} deform bones read; the bake keyed "
           f"{len(keyed)} bones, {len(curves)} curves")
     header = f"{'operation':<38} {'size':<22} {'Stride s':>9} {'Blender s':>10} {'ratio':>8} {'target':>7}"
@@ -161,7 +139,7 @@ if __name__ == "__main__":
     import importlib.util
 
     if importlib.util.find_spec("bpy") is None:
-        sys.exit(outside_blender(sys.argv[1:]))
+        sys.exit(build.rerun_in_blender(Path(__file__), sys.argv[1:], __doc__))
     code = inside_blender()
     sys.stdout.flush()
     sys.stderr.flush()

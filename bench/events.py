@@ -14,17 +14,12 @@ with Gaussian noise of 0.05 on sin and cos (a network's prediction), centred and
 
 from __future__ import annotations
 
-import os
-import platform
-import sys
 import time
 import warnings
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _bench import machine
 
 from core import events
 
@@ -50,16 +45,6 @@ def tracks(times: np.ndarray) -> dict[str, np.ndarray]:
         "run_foot": run[run < end],
         "sound": sound[sound < end],
     }
-
-
-def cpu_model() -> str:
-    """platform.processor(), or the model name Linux reports when that is empty."""
-    name = platform.processor()
-    if not name and Path("/proc/cpuinfo").is_file():
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return name or "unknown processor"
 
 
 def median_seconds(*fns: Callable[[], object]) -> list[float]:
@@ -114,8 +99,7 @@ def main() -> int:
         (f"detect (the same + noise {NOISE})", found_noisy),
         (f"detect causal (the same + noise {NOISE})", found_causal),
     ]
-    print(f"numpy {np.__version__}, python {platform.python_version()}, {platform.machine()} "
-          f"'{cpu_model()}', {os.cpu_count()} cpus")
+    print(machine())
     print(f"{N:,} samples x {len(sets)} tracks at {FPS:g} fps, window {WINDOW} s, "
           f"{sum(e.size for e in sets.values()):,} events; median of {RUNS} runs")
     header = f"{'step':<46} {'ms':>9} {'x baseline':>10}"

@@ -17,25 +17,18 @@ round's FK, and the ratio of the fastest runs of each (the target is checked on 
 
 from __future__ import annotations
 
-import os
-import platform
 import sys
 import time
 import warnings
 from collections.abc import Callable, Sequence
 from functools import partial
-from pathlib import Path
 
 import numpy as np
+from _bench import long_take, machine
+from fixtures import take_path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-
-from fixtures import take_path  # noqa: E402
-
-from core import bvh, contacts, footlock, quat, skeleton, transition  # noqa: E402
-from core.clip import Clip  # noqa: E402
+from core import bvh, contacts, footlock, quat, skeleton, transition
+from core.clip import Clip
 
 ROUNDS = 15
 FRAMES = 10_000
@@ -56,13 +49,6 @@ def rounds(fns: Sequence[Callable[[], object]]) -> np.ndarray:
     for fn in fns:
         fn()
     return np.array([[cpu_seconds(fn) for fn in fns] for _ in range(ROUNDS)])
-
-
-def long_take(clip: Clip) -> Clip:
-    reps = -(-FRAMES // clip.n_frames)
-    return Clip(clip.names, clip.parents, clip.offsets, np.concatenate([clip.rotations] * reps)[:FRAMES],
-                np.concatenate([clip.positions] * reps)[:FRAMES], clip.fps, channels=clip.channels,
-                end_parents=clip.end_parents, end_offsets=clip.end_offsets, motion_start=clip.motion_start)
 
 
 def chain_fk(clip: Clip) -> object:
@@ -88,14 +74,13 @@ def row(label: str, t: np.ndarray, fk: np.ndarray, target: float | None) -> tupl
 
 def main() -> int:
     warnings.simplefilter("ignore", footlock.FootLockWarning)
-    print(f"lock_feet on {FRAMES:,} frames vs FK ({platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} cores, numpy {np.__version__}, load {os.getloadavg()[0]:.1f}); CPU time, "
+    print(f"lock_feet on {FRAMES:,} frames vs FK ({machine()}); CPU time, "
           f"{ROUNDS} rounds\n")
     print(f"{'case':<32}{'FK ms':>9}{'case ms':>10}{'median':>8}{'min':>7}  target")
     good = True
     takes = (("CMU 09_12", take_path("09_12")), ("Bandai walk", take_path("dataset-1_walk_normal_001")))
     for label, path in takes:
-        clip = long_take(bvh.load(path))
+        clip = long_take(bvh.load(path), FRAMES)
         clip.body  # noqa: B018
         planted = contacts.contacts(clip)
         t = rounds([clip.fk, partial(contacts.contacts, clip),
@@ -108,7 +93,7 @@ def main() -> int:
             print(line)
         print(row("  floor: FK of the legs' chains", t[:, 4], t[:, 0], None)[0])
         print(row("  floor: the output's copies", t[:, 5], t[:, 0], None)[0])
-    src, dst = long_take(bvh.load(take_path("02_01"))), long_take(bvh.load(take_path("02_03")))
+    src, dst = (long_take(bvh.load(take_path(name)), FRAMES) for name in ("02_01", "02_03"))
     src.body, dst.body  # noqa: B018
     ts, td = 40.0, 20.0
     out = transition.dead_blend(src, dst, ts, td, 0.3)

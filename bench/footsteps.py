@@ -13,23 +13,15 @@ found, extra, mean and worst error in ms.
 from __future__ import annotations
 
 import csv
-import os
-import platform
 import sys
 import warnings
 from functools import partial
-from pathlib import Path
 
 import numpy as np
+from _bench import ROOT, long_take, machine, median_seconds
+from fixtures import take_path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-
-from _timing import long_take, median_seconds  # noqa: E402
-from fixtures import take_path  # noqa: E402
-
-from core import bvh, contacts, resample  # noqa: E402
+from core import bvh, contacts, resample
 
 RUNS = 7
 FRAMES = 10_000
@@ -49,8 +41,7 @@ def labels() -> dict[str, dict[str, list[int]]]:
 
 def main() -> int:
     warnings.simplefilter("ignore", contacts.ContactWarning)
-    print(f"footsteps on {FRAMES:,} frames vs FK ({platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} cores, numpy {np.__version__})\n")
+    print(f"footsteps on {FRAMES:,} frames vs FK ({machine()})\n")
     print(f"{'take':<16}{'FK ms':>9}{'steps ms':>10}{'ratio':>8}  target")
     worst = 0.0
     takes = (("CMU 09_12 x", take_path("09_12")), ("Bandai walk x", take_path("dataset-1_walk_normal_001")))

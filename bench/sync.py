@@ -19,23 +19,15 @@ process.
 
 from __future__ import annotations
 
-import os
-import platform
-import sys
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
+from _bench import machine
+from _bench import median_seconds as timed
+from fixtures import cmu_path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-
-from _timing import median_seconds as timed  # noqa: E402
-from fixtures import cmu_path  # noqa: E402
-
-from core import bvh, contacts, metrics, root, sync  # noqa: E402
-from core.clip import Clip  # noqa: E402
+from core import bvh, contacts, metrics, root, sync
+from core.clip import Clip
 
 RUNS = 7
 TARGET = 3.0
@@ -146,8 +138,7 @@ def cost(walk: Clip, jog: Clip) -> None:
 
 
 def main() -> int:
-    print(f"numpy {np.__version__}, python {platform.python_version()}, {platform.machine()} "
-          f"'{platform.processor() or 'unknown processor'}', {os.cpu_count()} cpus")
+    print(machine())
     walk = sync.loop_cycle(bvh.load(cmu_path("02_01")))
     jog = sync.loop_cycle(bvh.load(cmu_path("02_03")))
     quality(walk, jog)

@@ -19,24 +19,16 @@ the same length. Median of 7 runs each, in the same process.
 from __future__ import annotations
 
 import math
-import os
-import platform
-import sys
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
+from _bench import long_take, machine
+from _bench import median_seconds as timed
+from fixtures import cmu_path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-
-from _timing import median_seconds as timed  # noqa: E402
-from fixtures import cmu_path  # noqa: E402
-
-from core import bvh, contacts, metrics  # noqa: E402
-from core import transition as tr  # noqa: E402
-from core.clip import Clip  # noqa: E402
+from core import bvh, contacts, metrics
+from core import transition as tr
+from core.clip import Clip
 
 BLEND = 0.25
 RUNS = 7
@@ -101,17 +93,10 @@ def quality(clips: dict[str, Clip]) -> dict[str, dict[str, list[float]]]:
     return rows
 
 
-def long_take(clip: Clip, n: int) -> Clip:
-    reps = n // clip.n_frames + 1
-    return clip.replace(rotations=np.tile(clip.rotations, (reps, 1, 1))[:n],
-                        positions=np.tile(clip.positions, (reps, 1, 1))[:n])
-
-
 def main() -> int:
     names = sorted({c for case in CASES for c in case[:2]} | {"02_02"})
     clips = {n: bvh.load(cmu_path(n)) for n in names}
-    print(f"numpy {np.__version__}, python {platform.python_version()}, {platform.machine()} "
-          f"'{platform.processor() or 'unknown processor'}', {os.cpu_count()} cpus")
+    print(machine())
 
     rows = quality(clips)
     print(f"\nQuality: mean over {len(CASES)} real switches, blend {BLEND} s at 120 fps "

@@ -2,20 +2,31 @@
 
 The core (maths, BVH, events, blends, transitions) is bundled as the `core` subpackage and imported
 relatively; this package only holds the Blender layer: the action bridge, operators, panels and
-the `stride` CLI command.
+the `stride` CLI command. bpy is imported when the add-on registers, not here: the modules that need
+no bpy (options, wording, errors, timing, recipes, arguments) import in any Python, where tests/core
+runs them.
 """
 
 from __future__ import annotations
 
-import bpy
+from typing import Any
 
-from . import cli, operators, panels, properties, rig
+_cli_handle: Any = None
 
-_CLASSES = (*properties.CLASSES, *operators.CLASSES, *panels.CLASSES, *rig.CLASSES)
+
+def _classes() -> tuple[Any, ...]:
+    """The classes Blender registers, in order: properties before the operators and panels using them."""
+    from . import operators, panels, properties, rig
+
+    return (*properties.CLASSES, *operators.CLASSES, *panels.CLASSES, *rig.CLASSES)
 
 
 def register() -> None:
-    for cls in _CLASSES:
+    import bpy
+
+    from . import cli, operators, properties, rig
+
+    for cls in _classes():
         bpy.utils.register_class(cls)
     properties.register()
     rig.register()
@@ -25,6 +36,10 @@ def register() -> None:
 
 
 def unregister() -> None:
+    import bpy
+
+    from . import operators, properties, rig
+
     global _cli_handle
     if _cli_handle is not None:
         bpy.utils.unregister_cli_command(_cli_handle)
@@ -32,8 +47,5 @@ def unregister() -> None:
     operators.unregister_menus()
     rig.unregister()
     properties.unregister()
-    for cls in reversed(_CLASSES):
+    for cls in reversed(_classes()):
         bpy.utils.unregister_class(cls)
-
-
-_cli_handle = None

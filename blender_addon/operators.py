@@ -1,4 +1,9 @@
-"""Operators: read settings, call one job, report. Errors go to Blender's report, never a traceback."""
+"""Operators: read settings, call one job, report. Errors go to Blender's report, never a traceback.
+
+An operator is declared with its command's options class (`options_class`): its properties are that
+class's fields (properties.FromOptions) and `read_options()` reads them back into it for the job. A
+new operator goes here, with its options class in options.py and its job in jobs/.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ import bpy
 from bpy.props import CollectionProperty, EnumProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
-from . import bridge, engine, jobs
+from . import bridge, jobs
 from .options import (
     DecodeOptions,
     EngineExportOptions,
@@ -24,12 +29,12 @@ from .options import (
     RootMotionOptions,
     SyncOptions,
     TransitionOptions,
-    from_source,
 )
-from .properties import field_property, settings_options
+from .properties import FromOptions, settings_options
+from .recipes.engine import EXTENSIONS
 
 
-class _JobOperator(bpy.types.Operator):
+class _JobOperator(FromOptions, bpy.types.Operator):
     """One `execute` for every operator: `run` does the work; a user error is reported, not raised,
     and the warnings the core raises on the way are reported as warnings. `needs`: what the
     operator needs in the context (`jobs.unmet`), its poll's test and message. Every report and
@@ -80,6 +85,7 @@ class STRIDE_OT_import_bvh(_JobOperator, ImportHelper):
     bl_idname = "stride.import_bvh"
     bl_label = "Import BVH (Stride)"
     bl_options = {"REGISTER", "UNDO", "PRESET"}
+    options_class = ImportOptions
 
     filename_ext = ".bvh"
     filepath: StringProperty(  # type: ignore[valid-type]
@@ -91,15 +97,6 @@ class STRIDE_OT_import_bvh(_JobOperator, ImportHelper):
         type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
     filter_glob: StringProperty(  # type: ignore[valid-type]
         default="*.bvh", description="Files shown in the file browser", options={"HIDDEN"})
-    axis_forward: field_property(ImportOptions, "axis_forward")  # type: ignore[valid-type]
-    axis_up: field_property(ImportOptions, "axis_up")  # type: ignore[valid-type]
-    global_scale: field_property(ImportOptions, "global_scale", soft_min=0.001, soft_max=1000.0)  # type: ignore[valid-type]
-    scale_preset: field_property(ImportOptions, "scale_preset")  # type: ignore[valid-type]
-    rotate_mode: field_property(ImportOptions, "rotate_mode")  # type: ignore[valid-type]
-    frame_start: field_property(ImportOptions, "frame_start")  # type: ignore[valid-type]
-    use_fps_scale: field_property(ImportOptions, "use_fps_scale")  # type: ignore[valid-type]
-    update_scene_fps: field_property(ImportOptions, "update_scene_fps")  # type: ignore[valid-type]
-    update_scene_duration: field_property(ImportOptions, "update_scene_duration")  # type: ignore[valid-type]
 
     def invoke(self, context: Any, event: Any) -> set[str]:  # type: ignore[override]
         # Dropped files arrive with their path set: ask for the options, not for a file.
@@ -115,8 +112,7 @@ class STRIDE_OT_import_bvh(_JobOperator, ImportHelper):
             self.tell("ERROR", "Choose a .bvh file to import")
             return {"CANCELLED"}
         with _progress(context) as step:
-            done, failed = jobs.import_files(context, paths, options=from_source(ImportOptions, self),
-                                             progress=step)
+            done, failed = jobs.import_files(context, paths, options=self.read_options(), progress=step)
         for message in failed:
             self.tell("WARNING" if done else "ERROR", message)
         if not done:
@@ -146,6 +142,7 @@ class STRIDE_OT_export_bvh(_JobOperator, ExportHelper):  # type: ignore[misc]
     bl_idname = "stride.export_bvh"
     bl_label = "Export BVH (Stride)"
     bl_options = {"REGISTER"}
+    options_class = ExportOptions
     needs = jobs.ACTION
 
     filename_ext = ".bvh"
@@ -153,13 +150,10 @@ class STRIDE_OT_export_bvh(_JobOperator, ExportHelper):  # type: ignore[misc]
         name="File Path", description="The BVH file to write", subtype="FILE_PATH")
     filter_glob: StringProperty(  # type: ignore[valid-type]
         default="*.bvh", description="Files shown in the file browser", options={"HIDDEN"})
-    action: field_property(ExportOptions, "action")  # type: ignore[valid-type]
-    global_scale: field_property(ExportOptions, "global_scale", soft_min=0.001, soft_max=1000.0)  # type: ignore[valid-type]
-    source: field_property(ExportOptions, "source")  # type: ignore[valid-type]
 
     def run(self, context: Any) -> set[str]:
-        clip = jobs.export_bvh(jobs.find_armature(context=context), self.filepath,
-                               options=from_source(ExportOptions, self))
+        obj = jobs.find_armature(context=context)
+        clip = jobs.export_bvh(obj, self.filepath, options=self.read_options())
         self.tell("INFO", f"Exported {clip.n_frames} frames of {clip.name!r} to {self.filepath}")
         return {"FINISHED"}
 
@@ -191,15 +185,10 @@ class STRIDE_OT_detect_footsteps(_ActionOperator):
     bl_idname = "stride.detect_footsteps"
     bl_label = "Detect Footsteps"
     bl_options = {"REGISTER", "UNDO"}
-
-    action: field_property(FootstepOptions, "action")  # type: ignore[valid-type]
-    speed_mps: field_property(FootstepOptions, "speed_mps")  # type: ignore[valid-type]
-    lifts: field_property(FootstepOptions, "lifts")  # type: ignore[valid-type]
-    source: field_property(FootstepOptions, "source")  # type: ignore[valid-type]
+    options_class = FootstepOptions
 
     def run(self, context: Any) -> set[str]:
-        act, counts, feet = jobs.detect_footsteps(self.target(context),
-                                                  options=from_source(FootstepOptions, self))
+        act, counts, feet = jobs.detect_footsteps(self.target(context), options=self.read_options())
         found = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
         # A doubt about which joints are the feet, or the unit, or about the contacts (a
         # ContactWarning: a foot that never plants, steps twice in a row or slides), is a warning to see.
@@ -218,16 +207,10 @@ class STRIDE_OT_write_event_curves(_ActionOperator):
     bl_idname = "stride.write_event_curves"
     bl_label = "Write Event Curves"
     bl_options = {"REGISTER", "UNDO"}
-
-    action: field_property(EventOptions, "action")  # type: ignore[valid-type]
-    window: field_property(EventOptions, "window")  # type: ignore[valid-type]
-    sigma: field_property(EventOptions, "sigma", precision=4)  # type: ignore[valid-type]
-    tracks: field_property(EventOptions, "tracks")  # type: ignore[valid-type]
-    speed_mps: field_property(EventOptions, "speed_mps")  # type: ignore[valid-type]
-    source: field_property(EventOptions, "source")  # type: ignore[valid-type]
+    options_class = EventOptions
 
     def run(self, context: Any) -> set[str]:
-        act, written = jobs.write_event_curves(self.target(context), options=from_source(EventOptions, self))
+        act, written = jobs.write_event_curves(self.target(context), options=self.read_options())
         self.tell("INFO", f"{act.name}: wrote {', '.join(written)}")
         return {"FINISHED"}
 
@@ -239,17 +222,10 @@ class STRIDE_OT_detect_events_from_curves(_ActionOperator):
     bl_idname = "stride.detect_events_from_curves"
     bl_label = "Events from Curves"
     bl_options = {"REGISTER", "UNDO"}
-
-    action: field_property(DecodeOptions, "action")  # type: ignore[valid-type]
-    window: field_property(DecodeOptions, "window")  # type: ignore[valid-type]
-    prefix: field_property(DecodeOptions, "prefix")  # type: ignore[valid-type]
-    span: field_property(DecodeOptions, "span")  # type: ignore[valid-type]
-    tolerance: field_property(DecodeOptions, "tolerance", precision=3)  # type: ignore[valid-type]
-    causal: field_property(DecodeOptions, "causal")  # type: ignore[valid-type]
+    options_class = DecodeOptions
 
     def run(self, context: Any) -> set[str]:
-        act, counts = jobs.detect_events_from_curves(self.target(context),
-                                                     options=from_source(DecodeOptions, self))
+        act, counts = jobs.detect_events_from_curves(self.target(context), options=self.read_options())
         found = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
         self.tell("INFO", f"{act.name}: {found}")
         return {"FINISHED"}
@@ -262,24 +238,11 @@ class STRIDE_OT_bake_transition(_ActionOperator):
     bl_idname = "stride.bake_transition"
     bl_label = "Bake Transition"
     bl_options = {"REGISTER", "UNDO"}  # one action is enough: a take goes into another time of itself
-
-    source_action: field_property(TransitionOptions, "source_action")  # type: ignore[valid-type]
-    source_time: field_property(TransitionOptions, "source_time")  # type: ignore[valid-type]
-    target_action: field_property(TransitionOptions, "target_action")  # type: ignore[valid-type]
-    target_time: field_property(TransitionOptions, "target_time")  # type: ignore[valid-type]
-    target_end: field_property(TransitionOptions, "target_end")  # type: ignore[valid-type]
-    blend_time: field_property(TransitionOptions, "blend_time")  # type: ignore[valid-type]
-    method: field_property(TransitionOptions, "method")  # type: ignore[valid-type]
-    halflife_mode: field_property(TransitionOptions, "halflife_mode")  # type: ignore[valid-type]
-    halflife: field_property(TransitionOptions, "halflife")  # type: ignore[valid-type]
-    mask: field_property(TransitionOptions, "mask")  # type: ignore[valid-type]
-    lock_feet: field_property(TransitionOptions, "lock_feet")  # type: ignore[valid-type]
-    allow_mismatch: field_property(TransitionOptions, "allow_mismatch")  # type: ignore[valid-type]
-    source: field_property(TransitionOptions, "source")  # type: ignore[valid-type]
+    options_class = TransitionOptions
 
     def run(self, context: Any) -> set[str]:
         with _progress(context) as step:
-            options = from_source(TransitionOptions, self)
+            options = self.read_options()
             action, clip = jobs.bake_transition(self.target(context), options=options, progress=step)
         self.tell("INFO", f"Baked action {action.name!r}: {clip.n_frames} frames")
         return {"FINISHED"}
@@ -293,19 +256,12 @@ class STRIDE_OT_bake_nla_track(_ActionOperator):
     bl_idname = "stride.bake_nla_track"
     bl_label = "Bake NLA Track"
     bl_options = {"REGISTER", "UNDO"}
+    options_class = NlaBakeOptions
     needs = jobs.NLA_TRACK
-
-    track: field_property(NlaBakeOptions, "track")  # type: ignore[valid-type]
-    blend_time: field_property(NlaBakeOptions, "blend_time")  # type: ignore[valid-type]
-    method: field_property(NlaBakeOptions, "method")  # type: ignore[valid-type]
-    lock_feet: field_property(NlaBakeOptions, "lock_feet")  # type: ignore[valid-type]
-    allow_mismatch: field_property(NlaBakeOptions, "allow_mismatch")  # type: ignore[valid-type]
-    reanchor: field_property(NlaBakeOptions, "reanchor")  # type: ignore[valid-type]
-    source: field_property(NlaBakeOptions, "source")  # type: ignore[valid-type]
 
     def run(self, context: Any) -> set[str]:
         with _progress(context) as step:
-            options = from_source(NlaBakeOptions, self)
+            options = self.read_options()
             action, clip = jobs.bake_nla_track(self.target(context), options=options, progress=step)
         self.tell("INFO", f"Baked action {action.name!r}: {clip.n_frames} frames")
         return {"FINISHED"}
@@ -318,28 +274,12 @@ class STRIDE_OT_bake_sync_blend(_ActionOperator):
     bl_idname = "stride.bake_sync_blend"
     bl_label = "Bake Sync Blend"
     bl_options = {"REGISTER", "UNDO"}
+    options_class = SyncOptions
     needs = jobs.TWO_ACTIONS
-
-    action_a: field_property(SyncOptions, "action_a")  # type: ignore[valid-type]
-    action_b: field_property(SyncOptions, "action_b")  # type: ignore[valid-type]
-    weight: field_property(SyncOptions, "weight", subtype="FACTOR")  # type: ignore[valid-type]
-    weight_mode: field_property(SyncOptions, "weight_mode")  # type: ignore[valid-type]
-    speed_mps: field_property(SyncOptions, "speed_mps")  # type: ignore[valid-type]
-    duration: field_property(SyncOptions, "duration")  # type: ignore[valid-type]
-    duration_unit: field_property(SyncOptions, "duration_unit")  # type: ignore[valid-type]
-    mode: field_property(SyncOptions, "mode")  # type: ignore[valid-type]
-    frames_a: field_property(SyncOptions, "frames_a")  # type: ignore[valid-type]
-    frames_b: field_property(SyncOptions, "frames_b")  # type: ignore[valid-type]
-    in_place: field_property(SyncOptions, "in_place")  # type: ignore[valid-type]
-    cyclic: field_property(SyncOptions, "cyclic")  # type: ignore[valid-type]
-    mask: field_property(SyncOptions, "mask")  # type: ignore[valid-type]
-    lock_feet: field_property(SyncOptions, "lock_feet")  # type: ignore[valid-type]
-    allow_mismatch: field_property(SyncOptions, "allow_mismatch")  # type: ignore[valid-type]
-    source: field_property(SyncOptions, "source")  # type: ignore[valid-type]
 
     def run(self, context: Any) -> set[str]:
         with _progress(context) as step:
-            options = from_source(SyncOptions, self)
+            options = self.read_options()
             action, clip, used = jobs.bake_sync_blend(self.target(context), options=options, progress=step)
         weight = f" at weight {used:.3f}" if used is not None else ""
         self.tell("INFO", f"Baked action {action.name!r}{weight}: {clip.n_frames} frames")
@@ -377,16 +317,11 @@ class STRIDE_OT_lock_feet(_ActionOperator):
     bl_idname = "stride.lock_feet"
     bl_label = "Lock Feet"
     bl_options = {"REGISTER", "UNDO"}
-
-    action: field_property(LockFeetOptions, "action")  # type: ignore[valid-type]
-    blend_time: field_property(LockFeetOptions, "blend_time")  # type: ignore[valid-type]
-    lower_pelvis: field_property(LockFeetOptions, "lower_pelvis")  # type: ignore[valid-type]
-    speed_mps: field_property(LockFeetOptions, "speed_mps")  # type: ignore[valid-type]
-    source: field_property(LockFeetOptions, "source")  # type: ignore[valid-type]
+    options_class = LockFeetOptions
 
     def run(self, context: Any) -> set[str]:
         with _progress(context) as step:
-            options = from_source(LockFeetOptions, self)
+            options = self.read_options()
             act, clip, notes = jobs.lock_feet_action(self.target(context), options=options, progress=step)
         for note in notes[1:]:
             self.tell("WARNING", note)
@@ -440,16 +375,12 @@ class STRIDE_OT_add_root_motion(_ActionOperator):
     bl_idname = "stride.add_root_motion"
     bl_label = "Add Root Motion"
     bl_options = {"REGISTER", "UNDO"}
-
-    action: field_property(RootMotionOptions, "action")  # type: ignore[valid-type]
-    smooth: field_property(RootMotionOptions, "smooth")  # type: ignore[valid-type]
-    mode: field_property(RootMotionOptions, "mode")  # type: ignore[valid-type]
-    source: field_property(RootMotionOptions, "source")  # type: ignore[valid-type]
+    options_class = RootMotionOptions
 
     def run(self, context: Any) -> set[str]:
         obj = self.target(context)
         with _progress(context) as step:
-            done = engine.add_root_motion(obj, options=from_source(RootMotionOptions, self), progress=step)
+            done = jobs.add_root_motion(obj, options=self.read_options(), progress=step)
         if done.armature is not obj:  # the next command works on the copy the result plays on
             obj.select_set(False)
             done.armature.select_set(True)
@@ -468,30 +399,24 @@ class STRIDE_OT_export_engine(_ActionOperator, ExportHelper):  # type: ignore[mi
     bl_idname = "stride.export_engine"
     bl_label = "Export for Engine"
     bl_options = {"REGISTER", "UNDO"}
+    options_class = EngineExportOptions
 
     filepath: StringProperty(  # type: ignore[valid-type]
         name="File Path", description="The .fbx or .glb file to write", subtype="FILE_PATH")
     filter_glob: StringProperty(  # type: ignore[valid-type]
         default="*.fbx;*.glb", description="Files shown in the file browser", options={"HIDDEN"})
-    actions: field_property(EngineExportOptions, "actions")  # type: ignore[valid-type]
-    file_format: field_property(EngineExportOptions, "file_format")  # type: ignore[valid-type]
-    engine: field_property(EngineExportOptions, "engine")  # type: ignore[valid-type]
-    root_motion: field_property(EngineExportOptions, "root_motion")  # type: ignore[valid-type]
-    smooth: field_property(EngineExportOptions, "smooth")  # type: ignore[valid-type]
-    mode: field_property(EngineExportOptions, "mode")  # type: ignore[valid-type]
-    source: field_property(EngineExportOptions, "source")  # type: ignore[valid-type]
 
     @property
     def filename_ext(self) -> str:
-        return engine.EXTENSIONS.get(self.file_format, ".fbx")
+        return EXTENSIONS.get(self.file_format, ".fbx")  # type: ignore[attr-defined]
 
     def run(self, context: Any) -> set[str]:
         with _progress(context) as step:
-            done = engine.export_engine(self.target(context), self.filepath,
-                                        options=from_source(EngineExportOptions, self), progress=step)
+            done = jobs.export_engine(self.target(context), self.filepath,
+                                        options=self.read_options(), progress=step)
         made = f"; made {', '.join(repr(n) for n in done.made)}" if done.made else ""
         self.tell("INFO", f"Exported {len(done.actions)} action(s) of {done.armature.name!r} to "
-                          f"{done.path.name} and {done.sidecar.name}{made}")
+                          f"{done.path.name!r} and {done.sidecar.name!r}{made}")
         return {"FINISHED"}
 
 

@@ -2,10 +2,14 @@
 flag per field.
 
 An operator reads its properties into one of these, the CLI its flags; both hand it to the job
-(`jobs.X(data, options=...)`), as Blender's `anim_utils.bake_action` takes `BakeOptions`. Operator
-property names are the field names, and operator and sidebar properties are made from the fields
-(`properties.field_property`); a test checks that each operator property and CLI flag has its
-field's default. No bpy here.
+(`jobs.X(data, options=...)`), as Blender's `anim_utils.bake_action` takes `BakeOptions`. Everything
+a user sets is made from these fields, so that a field added here is everywhere: an operator's
+properties are its options class's fields (`properties.FromOptions`), the sidebar holds the fields of
+the commands it runs (`properties.SIDEBAR`), each subcommand's flags are its options' flagged fields
+(`arguments.add_flags`), and users are told of an option by its label or flag (`wording.Face.called`).
+No bpy here.
+
+A new command's options: a dataclass here, added to OPTIONS.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from .core.dataset import Settings as DatasetSettings
 from .core.events import SPAN
 
 # Choices of the fields that take one of a few values: (value, label, help), as Blender's enum items.
@@ -73,11 +78,16 @@ MASK_HELP = "LOWER_BODY, UPPER_BODY, FINGERS or joint names (with descendants); 
 
 
 def opt(default: Any, help: str, unit: str = "", flag: str | None = None, *, label: str,
-        choices: Choices = (), bounds: tuple[float, float] | None = None) -> Any:
+        choices: Choices = (), bounds: tuple[float, float] | None = None, ui: dict[str, Any] | None = None,
+        syntax: str = "", metavar: str = "") -> Any:
     """A field with its default, its label and one-line help as the user sees them, its unit, its
-    CLI flag (None: no flag), its choices (value, label, help) and its (min, max) bounds."""
+    CLI flag (None: no flag), its choices (value, label, help) and its (min, max) bounds. `ui`: how
+    Blender shows it (precision, subtype, soft_min, soft_max). `syntax`: how the CLI reads a value
+    other than by its type (arguments.SYNTAX: `lower`/`upper` case, `auto_speed`, `auto_seconds`);
+    `metavar`: the value as the CLI's help names it."""
     return field(default=default, metadata={"help": help, "unit": unit, "flag": flag, "label": label,
-                                            "choices": choices, "bounds": bounds})
+                                            "choices": choices, "bounds": bounds, "ui": ui or {},
+                                            "syntax": syntax, "metavar": metavar})
 
 
 # Foot Speed 0 is Auto: the core's threshold from the body and the take (contacts.thresholds).
@@ -91,7 +101,7 @@ def foot_speed() -> Any:
     """Foot Speed, the one declaration every command that finds contacts shares."""
     return opt(AUTO, "Foot speed under which a foot is planted; 0 = Auto (from the body and the take: "
                      "a slow shuffle, a walk, a run)", "m/s", "--speed", label="Foot Speed",
-               bounds=(0.0, FOOT_SPEED_MAX))
+               bounds=(0.0, FOOT_SPEED_MAX), syntax="auto_speed")
 
 
 def source() -> Any:
@@ -99,7 +109,7 @@ def source() -> Any:
     (bridge.read_action's `source`)."""
     return opt("AUTO", "What to read of an action: AUTO, EVALUATED (what the viewport shows: constraints, "
                        "IK, drivers) or KEYS (the F-curves)", flag="--source", label="Read",
-               choices=SOURCE_CHOICES)
+               choices=SOURCE_CHOICES, syntax="upper", metavar="keys|evaluated|auto")
 
 
 def lock_feet() -> Any:
@@ -107,14 +117,15 @@ def lock_feet() -> Any:
                flag="--lock-feet", label="Lock Feet")
 
 
+# The event encoding's defaults are the dataset export's (core.dataset.Settings), declared there once.
 def window() -> Any:
-    return opt(0.5, "Event encoding: seconds before/after an event over which the curve turns", "s",
-               "--window", label="Window", bounds=(0.001, 60.0))
+    return opt(DatasetSettings.window, "Event encoding: seconds before/after an event over which the curve "
+                                       "turns", "s", "--window", label="Window", bounds=(0.001, 60.0))
 
 
 def sigma() -> Any:
-    return opt(1 / 120, "Event encoding: Gaussian smoothing (0 for none)", "s", "--sigma", label="Smoothing",
-               bounds=(0.0, 1.0))
+    return opt(DatasetSettings.sigma, "Event encoding: Gaussian smoothing (0 for none)", "s", "--sigma",
+               label="Smoothing", bounds=(0.0, 1.0), ui={"precision": 4})
 
 
 def action() -> Any:
@@ -123,7 +134,7 @@ def action() -> Any:
 
 def method() -> Any:
     return opt("DEAD", "How the source goes into the target: DEAD, INERTIALIZE or CROSSFADE", flag="--method",
-               label="Method", choices=METHOD_CHOICES)
+               label="Method", choices=METHOD_CHOICES, syntax="lower")
 
 
 def mask(help: str) -> Any:
@@ -145,7 +156,8 @@ def root_smoothing() -> Any:
 
 def root_mode() -> Any:
     return opt("YAW", "How the root turns: YAW (with the character's heading, about up only) or NONE",
-               flag="--root-mode", label="Root Turns", choices=ROOT_MODE_CHOICES)
+               flag="--root-mode", label="Root Turns", choices=ROOT_MODE_CHOICES, syntax="upper",
+               metavar="yaw|none")
 
 
 @dataclass(frozen=True)
@@ -154,7 +166,7 @@ class ImportOptions:
                             choices=AXIS_CHOICES)
     axis_up: str = opt("Y", "Up axis of the file", flag="--axis-up", label="Up", choices=AXIS_CHOICES)
     global_scale: float = opt(1.0, "Scale applied to the file's units", flag="--scale", label="Scale",
-                              bounds=(1e-6, 1e6))
+                              bounds=(1e-6, 1e6), ui={"soft_min": 0.001, "soft_max": 1000.0})
     scale_preset: str = opt("NONE", "Convert file units to meters (times Scale)", flag="--scale-preset",
                             label="Units", choices=SCALE_PRESET_CHOICES)
     rotate_mode: str = opt("QUATERNION", "Rotation keys: quaternions, or Euler", flag="--rotate-mode",
@@ -172,19 +184,19 @@ class ImportOptions:
 @dataclass(frozen=True)
 class ExportOptions:
     action: str = action()
-    source: str = source()
     global_scale: float = opt(1.0, "Scale applied to every length written (1: the armature's own "
                                    "units: a BVH import's file units, else the scene's)", flag="--scale",
-                              label="Scale", bounds=(1e-6, 1e6))
+                              label="Scale", bounds=(1e-6, 1e6), ui={"soft_min": 0.001, "soft_max": 1000.0})
+    source: str = source()
 
 
 @dataclass(frozen=True)
 class FootstepOptions:
     action: str = action()
-    source: str = source()
     speed_mps: float = foot_speed()
     lifts: bool = opt(False, "Also mark where each foot lifts (FootUp_L, FootUp_R), to encode like the "
                              "touchdowns", flag="--lifts", label="Lifts")
+    source: str = source()
 
 
 @dataclass(frozen=True)
@@ -192,23 +204,23 @@ class EventOptions:
     """Write Event Curves."""
 
     action: str = action()
-    source: str = source()
     window: float = window()
     sigma: float = sigma()
     tracks: str = opt("ALL", "Event tracks (marker names) to encode: ALL, or names separated by commas",
                       label="Tracks")
     speed_mps: float = foot_speed()
+    source: str = source()
 
 
 @dataclass(frozen=True)
 class DatasetOptions:
-    """`stride export-dataset` (no operator: a batch job)."""
+    """`stride export-dataset` (no operator: a batch job); its defaults are core.dataset.Settings's."""
 
     window: float = window()
     sigma: float = sigma()
     speed_mps: float = foot_speed()
     feet: str = opt("", "The two ankle joints by name, LEFT,RIGHT, where Stride finds others", flag="--feet",
-                    label="Feet")
+                    label="Feet", metavar="LEFT,RIGHT")
     workers: int = opt(1, "Processes; above 1 runs a separate Python on the bundled core", flag="--workers",
                        label="Workers")
 
@@ -226,7 +238,7 @@ class DecodeOptions:
     tolerance: float = opt(AUTO_TOLERANCE, "Hysteresis: seconds the decoded time must pass zero by "
                                            "before an event fires; 0 = Auto (3x the curve's noise, at "
                                            "most 0.02 s)", "s", "--tolerance", label="Tolerance",
-                           bounds=(0.0, 1.0))
+                           bounds=(0.0, 1.0), ui={"precision": 3})
     causal: bool = opt(False, "Read past samples only, as at runtime (an event is known about a frame "
                               "after it)", flag="--causal", label="Causal")
 
@@ -239,7 +251,7 @@ class TransitionOptions:
                              "--at", label="Source Time", bounds=(0.0, 1e6))
     target_action: str = opt("", "Action to go into", label="Target")
     target_time: float = opt(0.0, "Seconds into the target action to continue from", "s", "--dst-at",
-                             label="Target Time", bounds=(0.0, 1e6))
+                             label="Target Time", bounds=(0.0, 1e6), syntax="auto_seconds")
     target_end: float = opt(0.0, "Seconds into the target action where the bake ends (0: at the "
                                  "target's end)", "s", "--dst-end", label="Target End", bounds=(0.0, 1e6))
     blend_time: float = opt(0.25, "Seconds the source takes to blend into the target", "s", "--blend",
@@ -290,7 +302,8 @@ class SyncOptions:
     action_a: str = opt("", "First cycle (empty: the active action, or the action a Stride bake was "
                             "baked from)", label="A")
     action_b: str = opt("", "Second cycle's action", label="B")
-    weight: float = opt(0.5, "Blend weight: 0 = A, 1 = B", flag="--weight", label="Weight", bounds=(0.0, 1.0))
+    weight: float = opt(0.5, "Blend weight: 0 = A, 1 = B", flag="--weight", label="Weight", bounds=(0.0, 1.0),
+                        ui={"subtype": "FACTOR"})
     weight_mode: str = opt("CONSTANT", "Where the weight comes from: CONSTANT, CURVE (stride_blend_weight "
                                        "keyed) or SPEED", label="Weight From", choices=WEIGHT_MODE_CHOICES)
     speed_mps: float = opt(1.5, "The weight that travels at this speed", "m/s", "--speed", label="Speed",
@@ -300,7 +313,7 @@ class SyncOptions:
     duration_unit: str = opt("SECONDS", "Duration in SECONDS, or CYCLES: blended cycles (constant or speed "
                                         "weight)", label="Unit", choices=DURATION_UNIT_CHOICES)
     mode: str = opt("LINEAR", "Cycle length: LINEAR, HARMONIC (cadence linear) or LEADER", flag="--mode",
-                    label="Cycle Length", choices=SYNC_MODE_CHOICES)
+                    label="Cycle Length", choices=SYNC_MODE_CHOICES, syntax="lower")
     frames_a: tuple[int, int] = opt((0, 0), "A's cycle: first frame and the frame of the same phase "
                                             "(0, 0: from footsteps)", flag="--frames-a", label="A Frames")
     frames_b: tuple[int, int] = opt((0, 0), "B's cycle: first frame and the frame of the same phase "
@@ -312,6 +325,13 @@ class SyncOptions:
     mask: str = mask(MASK_HELP)
     lock_feet: bool = lock_feet()
     allow_mismatch: bool = allow_mismatch()
+    source: str = source()
+
+
+@dataclass(frozen=True)
+class FindFeetOptions:
+    """Find Feet (the Rig panel)."""
+
     source: str = source()
 
 
@@ -330,16 +350,25 @@ class EngineExportOptions:
     """Export for Engine."""
 
     actions: str = opt("", "Actions to export: names separated by commas, ALL (every action of this "
-                           "armature's bones), or empty: the active one", flag="--actions", label="Actions")
+                           "armature's bones), or empty: the active one", flag="--actions", label="Actions",
+                           metavar="A,B|ALL")
     file_format: str = opt("FBX", "FBX or GLB (glTF binary)", flag="--format", label="Format",
-                           choices=ENGINE_FORMAT_CHOICES)
+                           choices=ENGINE_FORMAT_CHOICES, syntax="upper", metavar="fbx|glb")
     engine: str = opt("UNREAL", "The engine an FBX is set up for (axes and scale): UNREAL or UNITY",
-                      flag="--engine", label="Engine", choices=ENGINE_CHOICES)
+                      flag="--engine", label="Engine", choices=ENGINE_CHOICES, syntax="upper",
+                      metavar="unreal|unity")
     root_motion: bool = opt(True, "Give an action without root motion a root first (Add Root Motion), and "
                                   "export that", flag="--root-motion", label="Add Root Motion")
     smooth: float = root_smoothing()
     mode: str = root_mode()
     source: str = source()
+
+
+# Every command's options. Users are told of an option by the label (flag) of its first declaration
+# here (wording.py), so a class whose field of a shared name means something else comes later.
+OPTIONS = (FootstepOptions, LockFeetOptions, EventOptions, DecodeOptions, TransitionOptions, NlaBakeOptions,
+           SyncOptions, ExportOptions, ImportOptions, DatasetOptions, FindFeetOptions,
+           RootMotionOptions, EngineExportOptions)
 
 
 def field_of(cls: type, name: str) -> Any:
@@ -358,9 +387,15 @@ def help_of(cls: type, name: str) -> str:
     return f"{meta['help']} ({meta['unit']})" if meta["unit"] else meta["help"]
 
 
+def called(cls: type, name: str, by: str = "label") -> str:
+    """How a user calls `cls`'s field `name`: by its label in Blender (`by="label"`: a property's
+    name, an error's subject), by its flag on the command line (`by="flag"`)."""
+    return str(field_of(cls, name).metadata[by])
+
+
 def label_of(cls: type, name: str) -> str:
     """The field's name as the user sees it in Blender (a property's name, an error's subject)."""
-    return str(field_of(cls, name).metadata["label"])
+    return called(cls, name, "label")
 
 
 def from_source(cls: type, source: Any, **overrides: Any) -> Any:
@@ -371,8 +406,3 @@ def from_source(cls: type, source: Any, **overrides: Any) -> Any:
             value = getattr(source, f.name)
             values[f.name] = tuple(value) if isinstance(f.default, tuple) else value
     return cls(**{**values, **overrides})
-
-
-def flags(cls: type) -> dict[str, str]:
-    """CLI flag -> field name for the fields that have a flag."""
-    return {f.metadata["flag"]: f.name for f in dataclasses.fields(cls) if f.metadata["flag"]}

@@ -13,7 +13,7 @@ from typing import Any
 
 import bpy
 
-from . import jobs
+from . import bridge, jobs
 from .options import (
     DecodeOptions,
     EngineExportOptions,
@@ -303,7 +303,7 @@ class VIEW3D_PT_stride_sync(StridePanel, bpy.types.Panel):
             row = box.row()
             row.label(text="Before baking")
             row.operator("stride.refresh_previews", text="", icon="FILE_REFRESH", emboss=False)
-            _labels(box, sync_lines(preview, jobs.bridge.scene_fps(context.scene)))
+            _labels(box, sync_lines(preview, bridge.scene_fps(context.scene)))
         _button(layout, context, "stride.bake_sync_blend", SyncOptions, jobs.TWO_ACTIONS, "MOD_TIME")
 
 

@@ -1,9 +1,15 @@
-"""Blender properties made from the options fields, and the settings shown in the Stride sidebar,
-stored on the scene (`scene.stride`)."""
+"""Blender properties made from the options fields: each operator's (`FromOptions`), and the settings
+shown in the Stride sidebar, stored on the scene (`scene.stride`), made from the fields of the
+commands the sidebar runs (`SIDEBAR`).
+
+A field added to an options class is a property of its operator and a setting of the sidebar with
+nothing written here; a new command the sidebar runs is one more class in `SIDEBAR`.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from typing import Any
 
 import bpy
@@ -28,6 +34,7 @@ from .options import (
     SyncOptions,
     TransitionOptions,
     field_of,
+    from_source,
     help_of,
 )
 
@@ -38,11 +45,12 @@ UNITS: dict[str, Any] = {"s": "TIME_ABSOLUTE", "m/s": "VELOCITY"}
 def field_property(cls: type, name: str, **extra: Any) -> Any:
     """The Blender property of options field `cls.name`, for an operator or the sidebar: its
     type from the default, with the field's label, default, help and unit (the description),
-    Blender unit, bounds and choices. `extra` adds Blender-only settings (precision, subtype, a
-    sidebar's own name or update callback)."""
+    Blender unit, bounds, choices and how Blender shows it (`ui`: precision, subtype, soft
+    bounds). `extra` adds the sidebar's own settings (an update callback)."""
     f = field_of(cls, name)
     meta = f.metadata
-    kwargs: dict[str, Any] = {"name": meta["label"], "default": f.default, "description": help_of(cls, name)}
+    kwargs: dict[str, Any] = {"name": meta["label"], "default": f.default, "description": help_of(cls, name),
+                              **meta["ui"]}
     if meta["choices"]:
         return EnumProperty(items=[tuple(c) for c in meta["choices"]], **{**kwargs, **extra})
     if isinstance(f.default, bool):
@@ -58,6 +66,33 @@ def field_property(cls: type, name: str, **extra: Any) -> Any:
     return StringProperty(**{**kwargs, **extra})
 
 
+def option_properties(cls: type) -> dict[str, Any]:
+    """{field name: its Blender property} for every field of options class `cls`, in their order."""
+    return {f.name: field_property(cls, f.name) for f in dataclasses.fields(cls)}
+
+
+class FromOptions:
+    """An operator whose properties are the fields of its `options_class` (options.py), in their
+    order, after the ones it declares itself (a file browser's)."""
+
+    options_class: type | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        options = cls.__dict__.get("options_class")
+        if options is not None:
+            cls.__annotations__ = {**inspect.get_annotations(cls), **option_properties(options)}
+
+    def read_options(self, **overrides: Any) -> Any:
+        """The operator's options: its `options_class` filled from its properties."""
+        assert self.options_class is not None
+        return from_source(self.options_class, self, **overrides)
+
+
+# The commands the sidebar runs: it holds every field of each, one setting per name (the first
+# class's declaration; a later one of that name must be the same declaration).
+SIDEBAR = (EventOptions, DecodeOptions, FootstepOptions, LockFeetOptions, TransitionOptions, NlaBakeOptions,
+           SyncOptions, RootMotionOptions, EngineExportOptions)
 # Sidebar settings named other than their field: one panel holds several commands, whose fields
 # of one name mean different things (Blend Time of a transition, of an NLA bake, of a lock).
 RENAMED: dict[type, dict[str, str]] = {
@@ -70,8 +105,12 @@ RENAMED: dict[type, dict[str, str]] = {
 
 
 def setting_name(cls: type, name: str) -> str:
-    """The sidebar setting that holds options field `cls.name` (whether or not there is one)."""
-    return RENAMED.get(cls, {}).get(name, name)
+    """The sidebar setting that holds options field `cls.name` (whether or not there is one); a
+    subclass of an options class is named as it is."""
+    for base in cls.__mro__:
+        if base in RENAMED:
+            return RENAMED[base].get(name, name)
+    return name
 
 
 def settings_options(cls: type, settings: Any, **overrides: Any) -> Any:
@@ -94,67 +133,33 @@ def _weight_mode_changed(settings: Any, context: Any) -> None:
         jobs.ensure_weight_curve(context, settings_options(SyncOptions, settings))
 
 
-# Each setting is the operator's option of the same meaning (options.py): same default, same help.
-E, T, S = EventOptions, TransitionOptions, SyncOptions
+# What a sidebar setting does when it changes, by setting name.
+UPDATES = {"weight_mode": _weight_mode_changed}
+
+
+def sidebar_properties() -> dict[str, Any]:
+    """{setting name: its Blender property} of every field of the SIDEBAR commands. A name that two
+    commands declare differently is an error here, until RENAMED gives one of them its own."""
+    out: dict[str, Any] = {}
+    first: dict[str, Any] = {}
+    for cls in SIDEBAR:
+        for f in dataclasses.fields(cls):
+            name = setting_name(cls, f.name)
+            if name in first:
+                if (f.default, f.metadata) != (first[name].default, first[name].metadata):
+                    raise TypeError(f"sidebar setting {name!r}: {cls.__name__}.{f.name} is declared "
+                                    "otherwise than the field of that name before it: name it in RENAMED")
+                continue
+            first[name] = f
+            extra = {"update": UPDATES[name]} if name in UPDATES else {}
+            out[name] = field_property(cls, f.name, **extra)
+    return out
 
 
 class StrideSettings(bpy.types.PropertyGroup):
-    # Events: Detect Footsteps, Write Event Curves, Events from Curves, Lock Feet.
-    action: field_property(E, "action")  # type: ignore[valid-type]
-    speed_mps: field_property(E, "speed_mps")  # type: ignore[valid-type]
-    window: field_property(E, "window")  # type: ignore[valid-type]
-    sigma: field_property(E, "sigma", precision=4)  # type: ignore[valid-type]
-    tracks: field_property(E, "tracks")  # type: ignore[valid-type]
-    prefix: field_property(DecodeOptions, "prefix")  # type: ignore[valid-type]
-    span: field_property(DecodeOptions, "span")  # type: ignore[valid-type]
-    tolerance: field_property(DecodeOptions, "tolerance", precision=3)  # type: ignore[valid-type]
-    causal: field_property(DecodeOptions, "causal")  # type: ignore[valid-type]
-    lifts: field_property(FootstepOptions, "lifts")  # type: ignore[valid-type]
-    # One Read source for every command that reads an action (the Rig panel shows it).
-    source: field_property(E, "source")  # type: ignore[valid-type]
-    lock_blend_time: field_property(LockFeetOptions, "blend_time")  # type: ignore[valid-type]
-    lower_pelvis: field_property(LockFeetOptions, "lower_pelvis")  # type: ignore[valid-type]
-    # Transition.
-    source_action: field_property(T, "source_action")  # type: ignore[valid-type]
-    source_time: field_property(T, "source_time")  # type: ignore[valid-type]
-    target_action: field_property(T, "target_action")  # type: ignore[valid-type]
-    target_time: field_property(T, "target_time")  # type: ignore[valid-type]
-    target_end: field_property(T, "target_end")  # type: ignore[valid-type]
-    blend_time: field_property(T, "blend_time")  # type: ignore[valid-type]
-    method: field_property(T, "method")  # type: ignore[valid-type]
-    halflife_mode: field_property(T, "halflife_mode")  # type: ignore[valid-type]
-    halflife: field_property(T, "halflife")  # type: ignore[valid-type]
-    mask: field_property(T, "mask")  # type: ignore[valid-type]
-    # NLA track.
-    track: field_property(NlaBakeOptions, "track")  # type: ignore[valid-type]
-    nla_blend_time: field_property(NlaBakeOptions, "blend_time")  # type: ignore[valid-type]
-    nla_method: field_property(NlaBakeOptions, "method")  # type: ignore[valid-type]
-    reanchor: field_property(NlaBakeOptions, "reanchor")  # type: ignore[valid-type]
-    # Sync blend.
-    action_a: field_property(S, "action_a")  # type: ignore[valid-type]
-    action_b: field_property(S, "action_b")  # type: ignore[valid-type]
-    weight: field_property(S, "weight", subtype="FACTOR")  # type: ignore[valid-type]
-    weight_mode: field_property(S, "weight_mode", update=_weight_mode_changed)  # type: ignore[valid-type]
-    target_speed: field_property(S, "speed_mps")  # type: ignore[valid-type]
-    duration: field_property(S, "duration")  # type: ignore[valid-type]
-    duration_unit: field_property(S, "duration_unit")  # type: ignore[valid-type]
-    sync_mode: field_property(S, "mode")  # type: ignore[valid-type]
-    frames_a: field_property(S, "frames_a")  # type: ignore[valid-type]
-    frames_b: field_property(S, "frames_b")  # type: ignore[valid-type]
-    cyclic: field_property(S, "cyclic")  # type: ignore[valid-type]
-    in_place: field_property(S, "in_place")  # type: ignore[valid-type]
-    sync_mask: field_property(S, "mask")  # type: ignore[valid-type]
-    # One Lock Feet for the transition, NLA and sync blend bakes (the same declaration in each).
-    lock_feet: field_property(S, "lock_feet")  # type: ignore[valid-type]
-    # One Allow Mismatch for every bake that combines actions (the Rig panel shows it).
-    allow_mismatch: field_property(T, "allow_mismatch")  # type: ignore[valid-type]
-    # Engine: Add Root Motion and Export for Engine (one smoothing and one turn for both).
-    root_smooth: field_property(RootMotionOptions, "smooth")  # type: ignore[valid-type]
-    root_mode: field_property(RootMotionOptions, "mode")  # type: ignore[valid-type]
-    engine_actions: field_property(EngineExportOptions, "actions")  # type: ignore[valid-type]
-    file_format: field_property(EngineExportOptions, "file_format")  # type: ignore[valid-type]
-    engine: field_property(EngineExportOptions, "engine")  # type: ignore[valid-type]
-    root_motion: field_property(EngineExportOptions, "root_motion")  # type: ignore[valid-type]
+    """The sidebar's settings (`scene.stride`): every option of every command it runs."""
+
+    __annotations__ = sidebar_properties()
 
 
 CLASSES = (StrideSettings,)

@@ -20,9 +20,9 @@ from bpy.props import EnumProperty, FloatProperty, PointerProperty, StringProper
 
 from . import bridge, compat, jobs
 from .core import armature
-from .options import FootstepOptions
+from .options import FindFeetOptions
 from .panels import StridePanel
-from .properties import field_property
+from .properties import FromOptions
 
 # Preset -> (label, left ankle, right ankle), as each rig names its deforming foot bones.
 PRESETS = {
@@ -135,7 +135,7 @@ class STRIDE_OT_feet_preset(bpy.types.Operator):
         return {"FINISHED"}
 
 
-class STRIDE_OT_find_feet(bpy.types.Operator):
+class STRIDE_OT_find_feet(FromOptions, bpy.types.Operator):
     """Fill Left Foot and Right Foot with the ankles the body map finds on the active action (from
     bone names, else the motion), replacing a choice of yours"""
 
@@ -143,7 +143,7 @@ class STRIDE_OT_find_feet(bpy.types.Operator):
     bl_label = "Find Feet"
     bl_options = {"REGISTER", "UNDO"}
 
-    source: field_property(FootstepOptions, "source")  # type: ignore[valid-type]
+    options_class = FindFeetOptions
 
     @classmethod
     def poll(cls, context: Any) -> bool:
@@ -162,7 +162,7 @@ class STRIDE_OT_find_feet(bpy.types.Operator):
             s.left_foot = s.right_foot = ""
             # On a control rig the deform bones' keys stand still: the body map is found on what
             # the rig plays (AUTO), as every bake reads it.
-            clip = bridge.source_clip(obj, source=self.source)
+            clip = bridge.source_clip(obj, source=self.read_options().source)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 b = clip.body

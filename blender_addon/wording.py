@@ -42,15 +42,18 @@ class Face(NamedTuple):
 
     fixes: Mapping[str, Fix]  # core keyword -> advice
     names: Mapping[str, str]  # core or option name with an underscore -> label or flag
+    by: str = "label"  # what this user calls an option by: its label (Blender) or its flag (the CLI)
+
+    def called(self, cls: type, name: str) -> str:
+        """What this user calls `cls`'s option `name` (options.called: its label, or its flag)."""
+        return options.called(cls, name, self.by)
 
 
 def _option_names(key: str) -> dict[str, str]:
     """{field name with an underscore: its label (key 'label') or CLI flag (key 'flag')}, first
     declaration first, over every options class."""
     out: dict[str, str] = {}
-    for cls in (options.FootstepOptions, options.LockFeetOptions, options.EventOptions, options.DecodeOptions,
-                options.TransitionOptions, options.NlaBakeOptions, options.SyncOptions, options.ExportOptions,
-                options.ImportOptions, options.DatasetOptions):
+    for cls in options.OPTIONS:
         for f in dataclasses.fields(cls):
             if "_" in f.name and f.metadata.get(key):
                 out.setdefault(f.name, str(f.metadata[key]))
@@ -74,7 +77,7 @@ CLI_FIXES = {
     "frames": Fix("give the cycles' frames (--frames-a, --frames-b)", "--frames"),
 }
 UI = Face(UI_FIXES, UI_NAMES)
-CLI = Face(CLI_FIXES, CLI_NAMES)
+CLI = Face(CLI_FIXES, CLI_NAMES, "flag")
 
 # Core phrases whose maths or code has plain words (applied first, to every face).
 PHRASES = (

@@ -1,25 +1,36 @@
 """Foot locking: planted feet held where they landed, by two-bone IK on the legs.
 
-During each contact the foot's pivot, the point it stands on, stays put: each step, the ankle
-moves only as the foot rolls (or turns) about the point of it (ankle, ball, toe tips) that moves
-least in the source over that step, so the heel holds after touchdown and the ball or toe once
-the heel lifts, and a source that slides (or whose root was sped up) no longer does. The foot
-keeps the source's rotation. It is held where the source's pivot is on average over the contact
-(by at most MEAN_SHIFT from where it is when the lock is full), never below where the source
-stood it in that contact. A lock eases in from the touchdown over the landing foot's
-deceleration, full at most `ease_in` after it (`_locks`), and is let go from the lift, where the
-source foot speeds up for good, by fading the IK's correction to each leg joint (`_faded`).
+A lock takes out of each contact what makes a planted foot slide: the slide over the floor of
+the foot's pivot, the point of it (ankle, ball, toe tips) that moves least in the source from
+frame to frame. The held foot is the source's foot moved over the floor by an offset that
+cancels that slide (`_holds`), so it keeps the source's heights and rotation: a heel strike
+still lands, a heel-off still rises, a foot that turns on its ball turns, and no point of it
+goes under where the source stood it. The offset starts where the source's pivot is on
+average over the contact (mocap feet wander), weighed toward the frames where the knee has the
+least room to straighten: a millimetre of reach turns a nearly straight knee by degrees, so a
+foot held a little farther from the hip than the source's would make the knee snap.
+
+A lock eases in from the touchdown: the foot moves as the source's plus the offset it will be
+held at, weighed in over the landing foot's deceleration, full at most `ease_in` after it (a
+blend's landing, `landing="held"`, is drawn onto where it is held instead).
+Where the heel has come off (the pivot is the ball or the toes) and the held ankle would be
+farther from the hip than the source's (mocap toes slide at push-off), the foot turns heel up
+on its ball, the toes keeping their world rotation, and where that cannot bring the ankle near
+enough (a foot nearly on end) a little further on its toe tip (`_heel_up`, `_roll`), instead
+of pulling the knee straighter. A target out of the leg's reach at the take's straightest
+knee is held as near as the leg reaches, softly (`_within`), or with `lower_pelvis` the root
+goes down by a smooth amount just where it is needed (`_lowered`). After the lift a lock is
+let go in the leg's joints (`_let_go`): the correction the solve made at the lift fades out
+over as long as the source foot speeds up (`_fades`), the knee kept no straighter than the
+take's; where the pelvis is lowered the IK still holds the foot as it fades.
+
 The legs (hip, knee, ankle) are solved by `ik.solve` with each knee's hinge and the take's
 straightest knee (`_knee`: never straighter, never to the other side), on the component-major
 layout the FK of the chains to the feet leaves ([joint, component, frame]); the root (unless
-`lower_pelvis`), the upper body and the toes' local rotations are untouched, and so are bone
-lengths. Outside the locks no leg joint turns further in a frame than its largest step in the
-source (`_limit_steps`).
-
-Only what the locks touch is worked on: each foot's locks on its contact frames (`_locks`), the
-IK of both legs at once on the frames where a lock holds (laid end to end, each leg's in time
-order), the let-go on the frames after each lift, the step limit on the frames around the steps
-it spreads; every other frame is the source's, copied.
+`lower_pelvis`), the upper body and every joint but the legs' and the toes' are untouched, and
+so are bone lengths. Outside the contacts no leg joint turns further in a frame than its
+largest step in the source (`_limit_steps`). Only the frames a lock touches are worked on;
+every other frame is the source's, copied.
 """
 
 from __future__ import annotations
@@ -44,15 +55,29 @@ Array = npt.NDArray[np.float64]
 BLEND_TIME = 0.1
 # A lock is full at most this long after the touchdown (easing in over the foot's deceleration).
 EASE_IN = 0.1
-# Meters: how far a lock may hold the foot from where the source has it at the anchor, toward
-# where the source's pivot is on average over the contact.
-MEAN_SHIFT = 0.02
+# Meters: how far a lock may hold the foot from where the source has it when the lock is full,
+# toward where the source's pivot is on average over the contact.
+MEAN_SHIFT = 0.04
 # m/s: the most a fading lock moves the foot on average.
 FADE_SPEED = 0.5
+# Radians: the most a held foot turns heel up on its ball beyond the source's (its toes bending),
+# and then the whole foot on its toe tip (which lifts the ball: a foot nearly on end).
+ROLL_MAX = math.radians(10.0)
+TIP_MAX = math.radians(3.0)
+# Meters: a lowered pelvis may go this much lower than the shortfall it makes up (the issue's
+# 3 mm): room to ease into a need instead of following its kinks.
+DROP_ROOM = 0.003
 # Steps are kept this fraction under the source's largest (rounding stays under it too).
 _STEP_MARGIN = 1e-6
 # A foot farther than this from its lock (meters) after the solve is reported.
 _SHORT_M = 0.01
+# The hold's shift (`_shift`): meters of a knee's room to straighten at which a frame counts a
+# quarter; the weight of the offset itself against that; rounds that weigh a leg made longer
+# more, and by how much.
+_FIT_ROOM = 0.002
+_FIT_OFFSET = 0.01
+_FIT_ROUNDS = 1
+_FIT_LONG = 4.0
 
 
 class FootLockWarning(UserWarning):
@@ -74,128 +99,214 @@ class _Leg:
         self.ball: int | None = below[0] if below else None
 
 
-def _locks(up: Array, meters_per_unit: float, fps: float, T: int, blend_frames: int, starts: np.ndarray,
-           stops: np.ndarray, A: Array, P: Array, after: Array, begin: int = 0,
-           ease_in: float = 0.1) -> tuple[np.ndarray, Array, Array]:
-    """One foot's locks over its contacts (runs [starts, stops) of a [T] mask), on the contact
-    frames only, laid end to end: A [3, n] the ankle's positions and P [K, 3, n] the foot's points
-    (ankle, ball, toe tips), world frame, file units, component-major; `after` [3, T] the ankle's
-    positions on every frame (for the releases); `begin` the take's first frame of motion.
-    Returns (frames [N], held ankle [3, N], weight [N]) over the frames the locks touch, in time
-    order: the contact frames and after each lift those the lock lets go over (the IK's
-    straight legs take the bend of the nearest frame in that order). The ankle's target is its
-    position + weight (held - position); its world rotation stays the source's (a foot that
-    turns on its ball keeps turning).
+class _Holds(NamedTuple):
+    """One foot's locks over its contact frames (laid end to end, [n]): the held ankle's offset
+    from the source's [3, n] (over the floor), the lock's weight [n] (0 at a touchdown, 1 once
+    full), and where the heel has come off [n] (the pivot is no longer the ankle)."""
 
-    A lock eases in from the touchdown: it is full on its anchor, at most ease_in seconds on,
-    where the held foot is the source's, and before that the ankle goes from the source's to the
-    held one's as the source foot covers the ground to the anchor (a smoothstep of the pivot's
-    travel: the change is spread over the foot's own deceleration, and the target's velocity
-    is the source's at the touchdown and the held foot's at the anchor). After the lift (where
-    the source foot speeds up for good) the held foot's offset from the source's fades out with
-    a smoothstep, over as long as the source foot speeds up (to its fastest), at least
-    blend_frames and no faster than FADE_SPEED, by the next touchdown."""
+    offset: Array
+    weight: Array
+    heel_off: np.ndarray
+
+
+def _holds(up: Array, meters_per_unit: float, fps: float, starts: np.ndarray, stops: np.ndarray,
+           A: Array, P: Array, H: Array, ease_in: float, drawn: bool = False) -> _Holds:
+    """One foot's locks over its contacts (runs [starts, stops) of a [T] mask), on the contact
+    frames only, laid end to end: A [3, n] the ankle's and H [3, n] the hip's positions, P
+    [K, 3, n] the foot's points (ankle first), world frame, file units, component-major.
+
+    The held foot is the source's moved over the floor by the offset, which cancels the
+    pivot's slide from the anchor on: each frame the pivot is the point that moves least into
+    it, and its step over the floor is taken out. The anchor is where the landing has slowed
+    the foot (its pivot's step within a tenth of the way from the slowest in the first
+    `ease_in` seconds to the touchdown's), at most ease_in on; a contact no longer than that
+    is full at once. Before the anchor the foot moves as the source's plus the offset it is
+    held at there, weighed in by a smoothstep of the pivot's travel (the change is spread over
+    the foot's own deceleration). The offset at the anchor (`_shift`) is where the source's
+    pivot is over the contact, weighed toward the straight-kneed frames."""
     lengths = stops - starts
     n = A.shape[1]
     first = np.cumsum(lengths) - lengths  # each contact's touchdown, where it lies in the n
     last = first + lengths - 1
     ease = max(0, math.ceil(ease_in * fps - 1e-9))
-    roll = np.zeros((3, n))
+    pivot = np.zeros(n, np.int64)
     moved = np.zeros(n)  # the pivot's step into each frame (m)
+    slide = np.zeros((3, n))  # and its step over the floor
     if n > 1:
         step = P[:, :, 1:] - P[:, :, :-1]
-        step *= step
-        dist = np.sqrt(step[:, 0] + step[:, 1] + step[:, 2])
+        dist = np.sqrt(np.einsum("kcn,kcn->kn", step, step))
         k = np.argmin(dist, axis=0)
+        pivot[1:] = k
         moved[1:] = dist[k, np.arange(n - 1)] * meters_per_unit
-        at = k * (3 * n) + np.arange(1, n)
-        flat = P.reshape(-1)
+        at = k * (3 * (n - 1)) + np.arange(n - 1)
+        flat = step.reshape(-1)
         for c in range(3):
-            np.subtract(np.take(flat, at + c * n) - A[c, 1:], np.take(flat, at + (c * n - 1)) - A[c, :-1],
-                        out=roll[c, 1:])
-        roll[:, first] = 0.0
+            slide[c, 1:] = np.take(flat, at + c * (n - 1))
+        slide -= np.outer(up, up @ slide)
+        pivot[first] = 0
         moved[first] = 0.0
-    # The anchor: where the foot's landing has slowed it (its pivot's step within a tenth of the
-    # way from the slowest in the first EASE_IN seconds to the touchdown's), at most EASE_IN on;
-    # a contact that starts with the foot as slow as it gets (no landing: a lock from a
-    # transition's switch on) is full at once.
+        slide[:, first] = 0.0
     reach = np.minimum(ease, lengths - 1)
     k = np.arange(ease + 1)
-    at = np.minimum(first[:, None] + k[None, :], (last)[:, None])
+    at = np.minimum(first[:, None] + k[None, :], last[:, None])
     step_at = moved[np.minimum(at + 1, np.maximum(last, first + 1)[:, None]).clip(0, n - 1)]
     step_at = np.where(k[None, :] <= reach[:, None], step_at, np.inf)
     slowest = step_at.min(axis=1)
     settled = step_at <= (slowest + 0.1 * (step_at[:, 0] - slowest))[:, None]
     anchor = first + np.minimum(np.argmax(settled, axis=1), reach)
-    # A foot planted on the take's first frame landed before it, and one planted no longer than
-    # the ease would take (a transition's blend has feet planted for a few frames): held at once.
-    anchor = np.where((starts <= begin) | (lengths <= ease), first, anchor)
-    total = np.cumsum(roll, axis=1)
-    total -= np.repeat(total[:, anchor], lengths, axis=1)
-    hold = np.repeat(A[:, anchor], lengths, axis=1) - total
-    # Where the source's pivot wanders over the floor (mocap jitter, a slow slide), the foot is
-    # held where it is on average from the anchor to the lift: as near as can be to the
-    # source's on every frame, so that the leg reaches it where the source's knee is straightest.
+    # One planted no longer than the ease would take is held at once. (One planted on the take's
+    # first frame eases in as any landing does: a take may start on a landing foot.)
+    anchor = np.where(lengths <= ease, first, anchor)
     index = np.arange(n) - np.repeat(first, lengths)
     span = np.repeat(anchor - first, lengths)
-    held_on = (index >= span).astype(np.float64)
-    drift = A - hold
-    drift -= np.outer(up, up @ drift)
-    count = np.add.reduceat(held_on, first)
-    mean = np.stack([np.add.reduceat(drift[c] * held_on, first) for c in range(3)]) / np.maximum(count, 1.0)
-    # (by at most MEAN_SHIFT: a foot the source slides far is held near where it landed)
-    size = np.sqrt(np.sum(mean * mean, axis=0)) * meters_per_unit
-    mean *= np.minimum(1.0, MEAN_SHIFT / np.maximum(size, 1e-12))
-    mean *= anchor > first  # a lock that is full at once stays on the source's foot there
-    hold += np.repeat(mean, lengths, axis=1)
-    # Never lower than the source stood the foot in this contact: where a pivot held as the
-    # foot pitches (its points by turns) would put one of its points below that, up.
-    h_src = np.einsum("c,kcn->kn", up, P)
-    floor = np.minimum.reduceat(h_src.min(axis=0), first)
-    lowest = (h_src + (up @ (hold - A))[None]).min(axis=0)
-    hold += up[:, None] * np.maximum(np.repeat(floor, lengths) - lowest, 0.0)
-    # The weight over each contact: 0 at the touchdown, 1 from the anchor on, in between a
-    # smoothstep of the pivot's travel (of the frames when it does not travel).
+    held = index >= span
+    total = np.cumsum(slide, axis=1)
+    total -= np.repeat(total[:, anchor], lengths, axis=1)
+    # Before the anchor: the source's landing (the held offset weighed in below), or, drawn onto
+    # where it is held, the source's slide on to the anchor taken out as the weight grows.
+    offset = np.where(held | drawn, -total, 0.0)
+    heel = np.maximum.reduceat(np.where(pivot == 0, np.arange(n), -1), first)
+    heel_off = np.arange(n) > np.repeat(heel, lengths)
+    shift = _shift(up, meters_per_unit, offset, A, H, held, first, lengths)
+    shift *= anchor > first  # a lock that is full at once stays on the source's foot there
+    offset += np.repeat(shift, lengths, axis=1)
+    # The weight: 0 at the touchdown, 1 from the anchor on, in between a smoothstep of the
+    # pivot's travel (of the frames when it does not travel).
     run = np.cumsum(moved)
     done = run - np.repeat(run[first], lengths)
     whole = np.repeat(done[anchor], lengths)
-    progress = np.where(whole > 1e-9, done / np.where(whole > 1e-9, whole, 1.0),
-                        index / np.maximum(span, 1))
-    w_in = np.where(index >= span, 1.0, _smoothstep(progress))
-    planted = np.repeat(starts - first, lengths) + np.arange(n)
-    if blend_frames <= 0:
-        return planted, hold, w_in
-    # After each lift the foot is let go over the source foot's own speeding up (to its fastest
-    # before the next touchdown, at least blend_frames), by the next touchdown at the latest.
+    progress = np.where(whole > 1e-9, done / np.where(whole > 1e-9, whole, 1.0), index / np.maximum(span, 1))
+    weight = np.where(held, 1.0, _smoothstep(progress))
+    return _Holds(offset, weight, heel_off)
+
+
+def _shift(up: Array, meters_per_unit: float, offset: Array, A: Array, H: Array, held: np.ndarray,
+           first: np.ndarray, lengths: np.ndarray) -> Array:
+    """[3, k] the shift over the floor each contact's held foot gets (by at most MEAN_SHIFT):
+    the least squares of the change it makes to the hip-to-ankle distance, each frame weighed
+    by how little room the knee has there to straighten before it is straighter than the
+    source's straightest in that contact (a long leg at a straight knee is what turns a knee
+    by degrees), and a little of the offset itself; rounds weigh a leg made longer more."""
+    ah = A - H
+    d = _norm(ah)
+    u = ah / np.maximum(d, 1e-12)
+    top = np.repeat(np.maximum.reduceat(np.where(held, d, 0.0), first), lengths)
+    room = (top - d) * meters_per_unit
+    weight = np.where(held, (_FIT_ROOM / (room + _FIT_ROOM)) ** 2, 0.0)
+    # In a basis of the floor (e1, e2): the leg's direction and the offset there.
+    e1 = np.cross(up, np.eye(3)[int(np.argmin(np.abs(up)))])
+    e1 /= np.linalg.norm(e1)
+    e2 = np.cross(up, e1)
+    u1, u2 = e1 @ u, e2 @ u
+    o1, o2 = e1 @ offset, e2 @ offset
+    radial = np.einsum("cn,cn->n", offset, u)
+    on = held.astype(np.float64)
+    count = np.add.reduceat(on, first)
+    c = _FIT_OFFSET * count + 1e-12
+    t1, t2 = np.add.reduceat(on * o1, first), np.add.reduceat(on * o2, first)
+    w = weight
+    for _ in range(_FIT_ROUNDS + 1):
+        a11 = np.add.reduceat(w * u1 * u1, first) + c
+        a12 = np.add.reduceat(w * u1 * u2, first)
+        a22 = np.add.reduceat(w * u2 * u2, first) + c
+        b1 = -np.add.reduceat(w * radial * u1, first) - _FIT_OFFSET * t1
+        b2 = -np.add.reduceat(w * radial * u2, first) - _FIT_OFFSET * t2
+        det = a11 * a22 - a12 * a12
+        s1 = (a22 * b1 - a12 * b2) / det
+        s2 = (a11 * b2 - a12 * b1) / det
+        longer = radial + np.repeat(s1, lengths) * u1 + np.repeat(s2, lengths) * u2
+        w = weight * np.where(longer > 0.0, _FIT_LONG, 1.0)
+    shift = np.outer(e1, s1) + np.outer(e2, s2)
+    size = np.sqrt(s1 * s1 + s2 * s2) * meters_per_unit
+    return shift * np.minimum(1.0, MEAN_SHIFT / np.maximum(size, 1e-12))
+
+
+def _heel_up(leg: _Leg, up: Array, planted: np.ndarray, target: Array, Q: Array, A: Array, H: Array,
+             P: Array, heel_off: np.ndarray) -> tuple[Array, Array, Array, Array]:
+    """A held foot turned heel up where its ankle would be farther from the hip than the source's,
+    from where the heel came off (the ankle is no longer the pivot), by no more than the heel
+    has risen since: on its ball (the toes keep their world rotation: a push-off's toe joint
+    bends), then where that cannot bring the ankle near enough (the foot nearly on end) the
+    whole foot on its toe tip. (target [3, n], ankle world rotation [4, n], the turn on the
+    ball and the whole turn [4, n]) on the planted frames, from their target, source ankle
+    rotation Q and position A, hip H, foot points P [K, 3, n] and heel_off [n]."""
+    n = len(planted)
+    turn = np.zeros((4, n))
+    turn[0] = 1.0
+    total = turn
+    if len(P) < 3 and leg.ball is None:
+        return target, Q, turn, total
+    h = up @ A
+    start = heel_off & ~np.concatenate([[False], heel_off[:-1]])
+    rise = np.where(heel_off, h - h[np.maximum.accumulate(np.where(start, np.arange(n), 0))], 0.0)
+    at = np.flatnonzero(rise > 0.0)
+    if not at.size:
+        return target, Q, turn, total
+    target, Q, total = target.copy(), Q.copy(), turn.copy()
+    t, q, hip, src, left = target[:, at], Q[:, at], H[:, at], A[:, at], rise[at]
+    if leg.ball is not None:
+        ball = P[1][:, at] + (t - src)  # (the held foot is the source's moved: its ball likewise)
+        t, q, on_ball = _roll(t, q, ball, hip, src, left, up, ROLL_MAX)
+        turn[:, at] = on_ball
+        left = left - 2.0 * np.arctan2(_norm(on_ball[1:]), on_ball[0]) * _norm(t - ball)
+    # Where that cannot bring the ankle near enough (the foot nearly on end), the whole foot on
+    # its toe tip (the point farthest from the ankle), by no more than the heel has risen since
+    # it came off.
+    d = P[:, :, at[0]] - P[:, :, at[0]][:1]
+    tip = P[int(np.argmax(np.einsum("kc,kc->k", d, d)))][:, at] + (target[:, at] - src)
+    t, q, tipped = _roll(t, q, tip, hip, src, np.maximum(left, 0.0), up, TIP_MAX)
+    target[:, at], Q[:, at] = t, q
+    total[:, at] = np.stack(quat._mul_c(*tipped, *turn[:, at]))
+    return target, Q, turn, total
+
+
+def _roll(target: Array, ankle_rot: Array, tip: Array, hip: Array, src: Array, rise: Array, up: Array,
+          most: float) -> tuple[Array, Array, Array]:
+    """The held foot turned heel up about a point of it, `tip` [3, N] (its ball or toe tip), about
+    the foot's own cross axis, where its ankle is farther from the hip than the source's:
+    (target [3, N], ankle world rotation [4, N], the turn [4, N]) from the ankle's target and
+    world rotation, the hip's and the source ankle's positions. The turn brings the ankle back
+    to the source's distance from the hip as far as turning can, by at most `most` radians and
+    by no more than lifts the heel as much again as the source's has risen since it came off
+    (rise [N], 0: no turn)."""
+    v = target - tip
+    c = hip - tip
+    lv = _norm(v)
+    want = _norm(src - hip)
+    axis = np.cross(v, up[:, None], axis=0)
+    size = _norm(axis)
+    a = axis / np.maximum(size, 1e-300)
+    # c . (turned v) = rho cos(beta - phi): the distance to the hip falls as it grows.
+    k1 = np.einsum("cn,cn->n", c, v)
+    k2 = np.einsum("cn,cn->n", c, np.cross(a, v, axis=0))
+    rho = np.sqrt(k1 * k1 + k2 * k2)
+    phi = np.arctan2(k2, k1)
+    F = 0.5 * (np.einsum("cn,cn->n", c, c) + lv * lv - want * want)
+    beta = phi - np.arccos(np.clip(F / np.maximum(rho, 1e-300), -1.0, 1.0))
+    cap = np.minimum(most, rise / np.maximum(lv, 1e-300))
+    beta = np.where((size > 1e-6 * lv) & (phi > 0.0), np.clip(beta, 0.0, cap), 0.0)
+    s = np.sin(0.5 * beta)
+    turn = np.stack([np.cos(0.5 * beta), a[0] * s, a[1] * s, a[2] * s])
+    return (tip + np.stack(quat._rot_c(*turn, *v)), np.stack(quat._mul_c(*turn, *ankle_rot)), turn)
+
+
+def _fades(starts: np.ndarray, stops: np.ndarray, T: int, after: Array, far: Array, fps: float,
+           blend_frames: int) -> tuple[np.ndarray, Array, np.ndarray]:
+    """The frames after each lift over which a lock fades out, with its weight and the contact
+    each belongs to: over as long as the source foot speeds up (to its fastest before the next
+    touchdown; `after` [3, T] the source ankle), at least blend_frames, no faster than
+    FADE_SPEED on average for a foot held `far` [k] (meters) from the source's at the lift, by
+    the next touchdown. The weight falls from 1 with a smoothstep (the foot is let go where the
+    source's starts to move: its velocity is the source's there)."""
     nxt = np.append(starts[1:], T)
     room = nxt - stops
-    # A foot held far from where the source lifts it is let go no faster than FADE_SPEED on
-    # average: a 10 cm offset over 0.2 s, not in three frames at 30 fps.
-    lift = hold[:, last] - A[:, last]
-    far = np.sqrt(np.sum(lift * lift, axis=0)) * meters_per_unit
     longer = np.ceil(far / FADE_SPEED * fps).astype(np.int64)
     fade = np.minimum(np.maximum(np.maximum(blend_frames, longer), _to_fastest(after, stops, room)), room)
     m = np.maximum(fade, 0)
-    idx = np.repeat(np.arange(len(stops)), m)
-    before = np.cumsum(m) - m  # fade frames before each contact
+    owner = np.repeat(np.arange(len(stops)), m)
+    before = np.cumsum(m) - m
     d = np.arange(m.sum()) - np.repeat(before, m) + 1
-    # In time order: each contact's frames, then its fade's.
-    at = np.arange(n) + np.repeat(before, lengths)
-    fading = (last + 1 + before)[idx] + d - 1
-    N = n + len(idx)
-    frames = np.empty(N, dtype=np.int64)
-    frames[at] = planted
-    frames[fading] = np.repeat(stops, m) + d - 1
-    weight = np.empty(N)
-    weight[at] = w_in
-    # The held foot's offset from the source's at the lift fades out with a smoothstep (the
-    # foot is let go where the source's starts to move: its velocity is the source's there).
-    w = _smoothstep(1.0 - d / (fade[idx] + 1.0))
-    weight[fading] = w
-    out = np.empty((3, N))
-    out[:, at] = hold
-    out[:, fading] = after[:, frames[fading]] + lift[:, idx]
-    return frames, out, weight
+    return np.repeat(stops, m) + d - 1, _smoothstep(1.0 - d / (fade[owner] + 1.0)), owner
 
 
 def _to_fastest(after: Array, stops: np.ndarray, room: np.ndarray) -> np.ndarray:
@@ -222,22 +333,64 @@ def _to_fastest(after: Array, stops: np.ndarray, room: np.ndarray) -> np.ndarray
     return out
 
 
+def _within(target: Array, hip: Array, src: Array, reach: Array) -> Array:
+    """Targets [3, N] brought within `reach` [N] of the hip: beyond the soft start (ik's
+    SOFT_START_LIMITED of the reach, or the source ankle's own distance if farther) the
+    distance reached goes on growing ever slower toward the reach, as the IK's soft reach does
+    (no kink a knee would show as a snap)."""
+    v = target - hip
+    d = _norm(v)
+    s = np.minimum(np.maximum(ik.SOFT_START_LIMITED * reach, _norm(src - hip)), reach)
+    far = d > s
+    if not far.any():
+        return target
+    room = np.maximum(reach - s, 1e-12)
+    soft = np.minimum(s + room * -np.expm1(-np.maximum(d - s, 0.0) / room), reach)
+    return np.where(far, hip + v * (soft / np.maximum(d, 1e-300)), target)
+
+
+def _lowered(need: Array, fps: float, frames: int, room: float) -> Array:
+    """[T] how far the pelvis goes down: at least `need` [T] (file units), eased into it within
+    `room` more (a parabola ahead of each need, as steep as the steepest need calls for), and
+    eased back up over `frames` after each need ends (a source that bends its knee at the lift
+    would let the pelvis spring back up within a frame)."""
+    if not need.any():
+        return need
+    out = need.copy()
+    rate = np.diff(need).max(initial=0.0) * fps
+    if rate > 0.0 and room > 0.0:
+        # need(t + tau) - a tau^2 / 2 stays under need(t) + room for a >= rate^2 / (2 room).
+        a = rate * rate / (2.0 * room)
+        # (a parabola from the largest need is under every need past sqrt(2 max / a))
+        ahead = min(len(need) - 1, math.ceil(min(2.0 * rate / a, math.sqrt(2.0 * need.max() / a)) * fps))
+        for k in range(1, ahead + 1):
+            tau = k / fps
+            np.maximum(out[:-k], need[k:] - 0.5 * a * tau * tau, out=out[:-k])
+    if frames >= 1:
+        base = out.copy()
+        for k in range(1, frames + 1):
+            w = float(_smoothstep(np.array(1.0 - k / (frames + 1.0))))
+            np.maximum(out[k:], w * base[:-k], out=out[k:])
+    return out
+
+
+def _pelvis_drop(hip: Array, target: Array, r: Array, up: Array) -> Array:
+    """[N] how far down the hip [3, N] must go for `target` [3, N] to be within r [N] of it."""
+    v = target - hip
+    vu = up @ v
+    vv = np.einsum("cn,cn->n", v, v)
+    disc = vu * vu - vv + r * r
+    drop = np.where(disc >= 0.0, -vu - np.sqrt(np.maximum(disc, 0.0)), -vu)
+    return np.where(vv > r * r, np.maximum(drop, 0.0), 0.0)
+
+
 def _smoothstep(x: Array) -> Array:
     x = np.clip(x, 0.0, 1.0)
     return x * x * (3.0 - 2.0 * x)
 
 
-def _pelvis_drop(hip: Array, target: Array, r: Array, up: Array) -> Array:
-    """[T] how far down the hip must go for `target` to be within r of it."""
-    v = target - hip
-    vu = v @ up
-    disc = vu * vu - np.sum(v * v, axis=-1) + r * r
-    drop = np.where(disc >= 0.0, -vu - np.sqrt(np.maximum(disc, 0.0)), -vu)
-    return np.where(np.sum(v * v, axis=-1) > r * r, np.maximum(drop, 0.0), 0.0)
-
-
 def _knee(gp: Array, gr: Array, index: np.ndarray, leg: _Leg, start: int,
-          knee_local: tuple[Array, Array, Array] | None = None) -> tuple[Array, float]:
+          knee_local: tuple[Array, Array, Array] | None = None) -> tuple[Array, float, Array]:
     """A knee's hinge in its thigh's frame (the hip joint's: [3]) and the straightest the take has
     it (signed flexion, radians: negative past straight), from frame `start` on (a reference
     pose before the motion is not the take; a lock never moves it). The hinge is the bend
@@ -258,7 +411,7 @@ def _knee(gp: Array, gr: Array, index: np.ndarray, leg: _Leg, start: int,
         size = np.sqrt(local @ local)
         hinge = local / size if size > 0.0 else np.array([1.0, 0.0, 0.0])
         flexion = np.arctan2(hinge @ n, -(ab * cb).sum(axis=0))
-        return hinge, float(flexion.min())
+        return hinge, float(flexion.min()), np.concatenate([np.full(first, np.inf), flexion])
     a, b, c = (gp[index[j], :, first:] for j in (leg.hip, leg.knee, leg.ankle))
     ab, cb = a - b, c - b
     n = np.cross(ab, cb, axis=0)
@@ -268,26 +421,60 @@ def _knee(gp: Array, gr: Array, index: np.ndarray, leg: _Leg, start: int,
     hinge = local / size if size > 0.0 else np.array([1.0, 0.0, 0.0])
     h = np.stack(quat._rot_c(q[0], q[1], q[2], q[3], *hinge))
     flexion = np.arctan2(np.einsum("cn,cn->n", n, h), -np.einsum("cn,cn->n", ab, cb))
-    return hinge, float(flexion.min())
+    return hinge, float(flexion.min()), np.concatenate([np.full(first, np.inf), flexion])
 
 
-def _ease_out(drop: Array, frames: int) -> Array:
-    """A drop at least `drop` that never rises sooner (lowering only where a foot needs it) but
-    eases out over `frames` after each need ends (a source that bends its knee at the lift
-    would let the pelvis spring back up within a frame): each frame's need, smoothstepped down
-    over the frames after it."""
-    if frames < 1 or not drop.any():
-        return drop
-    out = drop.copy()
-    for k in range(1, frames + 1):
-        w = float(_smoothstep(np.array(1.0 - k / (frames + 1.0))))
-        np.maximum(out[k:], w * drop[:-k], out=out[k:])
-    return out
+class _Knee(NamedTuple):
+    """A knee as the take has it: its hinge in its thigh's frame [3], its straightest (signed
+    flexion, radians) and its flexion on each frame [T] (+inf before the motion), the thigh
+    from the knee to the hip and the ankle's offset in the thigh's frame ([3, T], or [3, 1]
+    where the file keys none)."""
+
+    hinge: Array
+    straightest: float
+    flexion: Array
+    thigh: Array
+    shin: Array
+
+
+class _Held(NamedTuple):
+    """One foot's locks: on its contact frames `planted` [n] the ankle's target [3, n] and world
+    rotation [4, n], its turn on the ball [4, n] (the toes keep their world rotation) and its
+    whole turn; the source's ankle, hip and knee positions [3, n]; the frames after each lift
+    a lock fades out over [m], the contact each belongs to and its weight [m]; each contact's
+    last frame (an index into the planted frames) [k]."""
+
+    planted: np.ndarray
+    target: Array
+    rot: Array
+    turn: Array
+    total: Array
+    ankle: Array
+    hip: Array
+    knee: Array
+    fades: np.ndarray
+    owner: np.ndarray
+    weight: Array
+    last: np.ndarray
+
+
+class _Side(NamedTuple):
+    """One leg's solve, in time order: the frames [N], the ankle's target [3, N] and world rotation
+    [4, N], the turn on the ball [4, N] and the source's hip, knee and ankle positions [3, N] (the
+    pelvis lowered)."""
+
+    frames: np.ndarray
+    target: Array
+    rot: Array
+    turn: Array
+    hip: Array
+    knee: Array
+    ankle: Array
 
 
 def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None,
               feet: FeetSpec | None = None, blend_time: float = BLEND_TIME,
-              lower_pelvis: bool = False, ease_in: float = EASE_IN) -> Clip:
+              lower_pelvis: bool = False, ease_in: float = EASE_IN, landing: str = "source") -> Clip:
     """A copy of `clip` whose planted feet stay where they landed (see the module notes).
 
     contacts: {'L': bool [T], 'R': bool [T]}, as `contacts.contacts` returns them (detected on the
@@ -296,16 +483,22 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
     blend_time: seconds over which a lock fades out after the lift, at least (longer as the
         source foot speeds up, or for a foot held far from the source's).
     ease_in: seconds after a touchdown by which the lock is full, easing in over the landing
-        foot's deceleration (0: full on the touchdown frame, as it is for a foot planted on the
-        take's first frame or for no longer than the ease).
+        foot's deceleration (0: full on the touchdown frame, as it is for a foot planted for no
+        longer than the ease).
     lower_pelvis: where a foot cannot reach its lock, lower the motion root along up just enough
-        (eased over blend_time); otherwise the foot is held as near as the leg reaches and a
-        `FootLockWarning` says where.
+        (eased in within 3 mm more and out over blend_time); otherwise the foot is held as near
+        as the leg reaches and a `FootLockWarning` says where.
+    landing: 'source' (a take's landings: the foot lands as the source's does, the offset it is
+        held at weighed in over the landing) or 'held' (a blend's, whose feet slide: the foot is
+        drawn onto where it is held over the landing, its slide on to there taken out as the
+        lock grows).
     """
     if not (math.isfinite(ease_in) and ease_in >= 0.0):
         raise ValueError(f"ease_in must be finite and >= 0 seconds, not {ease_in}")
     if not (math.isfinite(blend_time) and blend_time >= 0.0):
         raise ValueError(f"blend_time must be finite and >= 0 seconds, not {blend_time}")
+    if landing not in ("source", "held"):
+        raise ValueError(f"landing must be 'source' or 'held', not {landing!r}")
     clip = with_feet(clip, feet)
     clip.body.check_legs(clip.name)
     fk: dict[str, Any] = {}
@@ -336,178 +529,246 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
     up = clip.up
     mpu = clip.meters_per_unit
     blend_frames = max(0, math.ceil(blend_time * clip.fps - 1e-9))
-
-    # Each leg's locks on the frames they touch (contact frames, then those they fade out over);
-    # every other frame keeps the source's pose and costs nothing more.
-    solve: dict[str, _Lock] = {}
-    for side, leg in legs.items():
-        starts, stops = runs(masks[side])
-        planted = np.flatnonzero(masks[side])
-        a_row = index[leg.ankle]
-        foot = [j for j in clip.body.feet[side] if index[j] >= 0]
-        if leg.ball is not None:
-            foot = [leg.ankle, leg.ball] + [j for j in foot if j not in (leg.ankle, leg.ball)]
-        pos = {j: np.take(gp[index[j]], planted, axis=1) for j in foot}
-        rot_at = {leg.ankle: np.take(gr[a_row], planted, axis=1)}
-        pts = [pos[j] for j in foot]
-        for site in np.flatnonzero(np.isin(clip.end_parents, foot)):
-            o = int(clip.end_parents[site])
-            if o not in rot_at:
-                rot_at[o] = np.take(gr[index[o]], planted, axis=1)
-            tip = quat._rot_c(*rot_at[o], *clip.end_offsets[site])
-            pts.append(np.stack([pos[o][c] + tip[c] for c in range(3)]))
-        A, Q = pos[leg.ankle], rot_at[leg.ankle]
-        if len(pts) < 2:
-            ahead = quat._rot_c(*Q, *clip.forward)
-            pts = [A, np.stack([A[c] + ahead[c] for c in range(3)])]
-        frames, hold, w = _locks(up, mpu, clip.fps, T, blend_frames, starts, stops, A, np.stack(pts),
-                                 gp[a_row], clip.motion_start, ease_in)
-        ankle_pos = np.take(gp[a_row], frames, axis=1)
-        solve[side] = _Lock(frames, ankle_pos + w * (hold - ankle_pos), w,
-                            np.take(gr[a_row], frames, axis=1),
-                            np.take(gp[index[leg.hip]], frames, axis=1),
-                            np.take(gp[index[leg.knee]], frames, axis=1), ankle_pos)
-
     # Each knee's hinge (in its thigh's frame) and the straightest the take has it: the IK keeps
     # it on that side and never straighter.
-    knees = {side: _knee(gp, gr, index, leg, clip.motion_start,
-                         (lrot[index[leg.knee]], -_translation(clip, leg.knee), _translation(clip, leg.ankle))
-                         if clip.parents[leg.knee] == leg.hip else None)
-             for side, leg in legs.items()}
+    knees = {}
+    for side, leg in legs.items():
+        thigh, shin = -_translation(clip, leg.knee), _translation(clip, leg.ankle)
+        knees[side] = _Knee(*_knee(gp, gr, index, leg, clip.motion_start, (lrot[index[leg.knee]], thigh, shin)
+                                   if clip.parents[leg.knee] == leg.hip else None), thigh, shin)
+    held = {side: _held(clip, leg, side, masks[side], index, gr, gp, ease_in, blend_frames, landing == "held")
+            for side, leg in legs.items()}
+    reach = {side: ik.reach_at(_norm(h.knee - h.hip), _norm(h.ankle - h.knee), knees[side].straightest)
+             for side, h in held.items()}
+
     drop = np.zeros(T)
     if lower_pelvis:
-        for side, lock in solve.items():
-            reach = ik.reach_at(_norm(lock.knee - lock.hip), _norm(lock.ankle - lock.knee), knees[side][1])
-            # Down only as far as the IK then reaches exactly (its soft start, or the pose's own).
-            within = np.minimum(np.maximum(ik.SOFT_START_LIMITED * reach, _norm(lock.ankle - lock.hip)),
-                                reach)
-            need = _pelvis_drop(lock.hip.T, lock.target.T, within, up)
-            drop[lock.frames] = np.maximum(drop[lock.frames], need)
+        for side, h in held.items():
+            # Down only as far as the IK then reaches (its soft start, or the pose's own), on the
+            # contact frames and the fades.
+            within = np.minimum(np.maximum(ik.SOFT_START_LIMITED * reach[side], _norm(h.ankle - h.hip)),
+                                reach[side])
+            drop[h.planted] = np.maximum(drop[h.planted], _pelvis_drop(h.hip, h.target, within, up))
+            if h.fades.size:
+                a, r = np.take(gp[index[legs[side].ankle]], h.fades, axis=1), reach[side][h.last][h.owner]
+                hip = np.take(gp[index[legs[side].hip]], h.fades, axis=1)
+                lift = (h.target - h.ankle)[:, h.last]
+                need = _pelvis_drop(hip, a + h.weight * lift[:, h.owner], np.minimum(
+                    np.maximum(ik.SOFT_START_LIMITED * r, _norm(a - hip)), r), up)
+                drop[h.fades] = np.maximum(drop[h.fades], need)
         drop[drop * mpu < 1e-6] = 0.0  # rounding is no drop (a convention's float noise alike)
-        drop = _ease_out(drop, blend_frames)
+        drop = _lowered(drop, clip.fps, blend_frames, DROP_ROOM / mpu)
         drop[:clip.motion_start] = 0.0  # a converter's T-pose stays as it is
-
     out = clip
-    lowered = bool(drop.any())
-    if lowered:
+    if drop.any():
         rrot, rpos = root_world(clip)
         out = with_root_world(clip, rrot, rpos - drop[:, None] * up)
-    rot = out.rotations.copy()
-    # Both legs solved at once, laid end to end: the leg joints' world rotations and their
-    # parents' on the frames each leg's locks touch.
-    locks = []
-    # A lock is let go in the legs' joints: the correction the IK made to each joint's local
-    # rotation at the lift fades out (slerp to none), so a knee near straight at push-off does
-    # not snap as the foot's offset fades; where the pelvis is lowered the IK still holds it.
-    letgo: dict[str, tuple[np.ndarray, Array]] = {}
-    for side in legs:
-        lock = solve[side]
-        joint_fade = ~masks[side][lock.frames] & (drop[lock.frames] <= 0.0)
-        letgo[side] = (lock.frames[joint_fade], lock.weight[joint_fade])
-        keep = ~joint_fade
-        solve[side] = lock._replace(frames=lock.frames[keep], target=lock.target[:, keep],
-                                    weight=lock.weight[keep], ankle_rot=lock.ankle_rot[:, keep],
-                                    hip=lock.hip[:, keep], knee=lock.knee[:, keep], ankle=lock.ankle[:, keep])
-    for leg, lock in ((leg, solve[side]) for side, leg in legs.items()):
-        if lowered:
-            # A lowered pelvis moves every foot: those not locked are held where the source had them.
-            inside = np.zeros(T, dtype=bool)
-            inside[lock.frames] = True
-            inside[letgo[_side_of(legs, leg)][0]] = True
-            more = np.flatnonzero((drop > 0) & ~inside)
-            if more.size:
-                lock = _held_too(lock, more, gp[index[leg.hip]], gp[index[leg.knee]], gp[index[leg.ankle]],
-                                 gr[index[leg.ankle]])
-            down = drop[lock.frames] * up[:, None]
-            lock = lock._replace(hip=lock.hip - down, knee=lock.knee - down, ankle=lock.ankle - down)
-        locks.append(lock)
-    sizes = [len(lock.frames) for lock in locks]
-    cuts = np.cumsum(sizes)[:-1].tolist()
 
-    def both(x: list[Array]) -> Array:
-        return x[0] if len(x) == 1 else np.concatenate(x, axis=-1)
-
-    def world(joint: str) -> Array:
-        """World rotations [4, N] of each leg's joint `joint` (or its parent: 'up hip', 'up knee')."""
-        out = []
-        for leg, lock in zip(legs.values(), locks, strict=True):
-            j = getattr(leg, joint.split()[-1])
-            if joint.startswith("up"):
-                j = int(clip.parents[j])
-            out.append(np.tile(np.array([[1.0], [0.0], [0.0], [0.0]]), len(lock.frames)) if j < 0
-                       else np.take(gr[index[j]], lock.frames, axis=1))
-        return both(out)
-
-    hip_rot, knee_rot = world("hip"), world("knee")
-    target = both([lock.target for lock in locks])
-    hinge = quat._rot_c(*_q4(hip_rot), *_v3(both([np.repeat(knees[side][0][:, None], len(lock.frames), axis=1)
-                                                   for side, lock in zip(legs, locks, strict=True)])))
-    limit = both([np.full(len(lock.frames), knees[side][1]) for side, lock in zip(legs, locks, strict=True)])
-    got = ik.solve(_v3(both([lock.hip for lock in locks])), _v3(both([lock.knee for lock in locks])),
-                   _v3(both([lock.ankle for lock in locks])), _q4(hip_rot), _q4(knee_rot), _v3(target),
-                   segments=cuts, bend=np.stack(hinge, axis=-1), min_flexion=limit)
-    # Back to locals: the hip's parent is as it was, the knee's parent swung with the thigh.
-    p_hip = world("up hip")
-    p_knee = hip_rot if all(clip.parents[leg.knee] == leg.hip for leg in legs.values()) else world("up knee")
-    new_hip = quat._mul_c(p_hip[0], -p_hip[1], -p_hip[2], -p_hip[3], *got.hip)
-    new_knee = quat._mul_c(p_knee[0], -p_knee[1], -p_knee[2], -p_knee[3], *got.opened)
-    k = got.knee
-    target_rot = _q4(both([lock.ankle_rot for lock in locks]))
-    new_ankle = quat._mul_c(k[0], -k[1], -k[2], -k[3], *target_rot)
-    joints = [j for leg in legs.values() for j in (leg.hip, leg.knee, leg.ankle)]
-    # The leg joints' new locals go into the FK's own locals (component-major), in place, once
-    # the source's steps are known.
-    rows = index[joints]
-    first = clip.motion_start
-    dq = _steps(lrot, rows, first)
-    pinned = np.zeros((len(joints), T), dtype=bool)
+    # The solve: the contact frames held as near as the leg reaches (the pelvis lowered), and
+    # the fades where the pelvis is lowered, from the foot as held at the lift; a lowered pelvis
+    # moves every foot: those not locked are held where the source had them. Elsewhere a lock
+    # is let go in the leg's joints (`_solved`).
+    sides: dict[str, _Side] = {}
+    letgo: dict[str, tuple[np.ndarray, np.ndarray, Array]] = {}
     short = []
-    miss = np.sqrt(sum((got.ankle[c] - target[c]) ** 2 for c in range(3))) * mpu
-    for n_leg, side in enumerate(legs):
-        lock = locks[n_leg]
-        frames = lock.frames
-        at = slice(sum(sizes[:n_leg]), sum(sizes[:n_leg + 1]))
-        for i, q in enumerate((new_hip, new_knee, new_ankle), 3 * n_leg):
-            local = lrot[rows[i]]
-            new = _unit_near(np.stack([x[at] for x in q]), np.take(local, frames, axis=1))
-            for c in range(4):
-                local[c][frames] = new[c]
-            pinned[i, frames] = masks[side][frames]  # easing in too: the lock holds it
-        m = miss[at]
-        if m.max(initial=0.0) > _SHORT_M:
-            far = m > _SHORT_M
+    for side, leg in legs.items():
+        h = held[side]
+        down = drop[h.planted] * up[:, None]
+        hip = h.hip - down
+        target = _within(h.target, hip, h.ankle - down, reach[side])
+        miss = _norm(target - h.target) * mpu
+        if miss.max(initial=0.0) > _SHORT_M:
+            far = miss > _SHORT_M
             short.append(f"{side} on {int(far.sum())} frame{'s' if far.sum() > 1 else ''} "
-                         f"({_ranges(frames[far])}), up to {m.max() * 100:.1f} cm short")
-    for n_leg, side in enumerate(legs):
-        fade, weight = letgo[side]
-        if not fade.size:
-            continue
-        lift = np.maximum.accumulate(np.where(masks[side], np.arange(T), -1))[fade]
-        leg = legs[side]
-        if clip.parents[leg.knee] == leg.hip:
-            # A knee let go no straighter than the limit: its share of the correction cut where
-            # the source's own knee is near it.
-            knee_axis, straightest = knees[side]
-            thigh = -_translation(clip, leg.knee, fade)
-            shin = _translation(clip, leg.ankle, fade)
-            src = clip.rotations[fade, leg.knee].T
-            want = _faded(lrot[index[leg.knee]][:, lift], clip.rotations[lift, leg.knee].T, src, weight)
-            f0, f1 = (_flexion(q, thigh, shin, knee_axis) for q in (src, want))
-            over = f1 < straightest
-            cut = np.where(over, np.clip((f0 - straightest) / np.maximum(f0 - f1, 1e-12), 0.0, 1.0), 1.0)
-        else:
-            cut = np.ones(len(fade))
-        for j, r in zip(joints[3 * n_leg:3 * n_leg + 3], rows[3 * n_leg:3 * n_leg + 3], strict=True):
-            lrot[r][:, fade] = _faded(lrot[r][:, lift], clip.rotations[lift, j].T, clip.rotations[fade, j].T,
-                                      weight, cut)
-    _limit_steps(clip.rotations, np.array(joints), dq, lrot, rows, first, pinned)
-    for j, r in zip(joints, rows, strict=True):
+                         f"({_ranges(h.planted[far])}), up to {miss.max() * 100:.1f} cm short")
+        parts = [(h.planted, target, h.rot, h.turn, hip, h.knee - down, h.ankle - down)]
+        ik_fade = drop[h.fades] > 0.0
+        letgo[side] = (h.fades[~ik_fade], h.planted[h.last][h.owner[~ik_fade]], h.weight[~ik_fade])
+        if ik_fade.any():
+            f, owner, w = h.fades[ik_fade], h.owner[ik_fade], h.weight[ik_fade][None]
+            d = drop[f] * up[:, None]
+            a = np.take(gp[index[leg.ankle]], f, axis=1)
+            lift = (target - h.ankle)[:, h.last][:, owner]
+            rot = np.stack(quat._mul_c(*_scaled(h.total[:, h.last][:, owner], w[0]),
+                                       *np.take(gr[index[leg.ankle]], f, axis=1)))
+            fhip = np.take(gp[index[leg.hip]], f, axis=1) - d
+            parts.append((f, _within(a + w * lift, fhip, a - d, reach[side][h.last][owner]), rot,
+                          _scaled(h.turn[:, h.last][:, owner], w[0]), fhip,
+                          np.take(gp[index[leg.knee]], f, axis=1) - d, a - d))
+        inside = np.zeros(T, dtype=bool)
+        inside[h.planted] = True
+        inside[h.fades] = True
+        more = np.flatnonzero((drop > 0.0) & ~inside)
+        if more.size:
+            d = drop[more] * up[:, None]
+            a, fhip, k = (np.take(gp[index[j]], more, axis=1) for j in (leg.ankle, leg.hip, leg.knee))
+            r = ik.reach_at(_norm(k - fhip), _norm(a - k), knees[side].straightest)
+            parts.append((more, _within(a, fhip - d, a - d, r), np.take(gr[index[leg.ankle]], more, axis=1),
+                          np.tile([[1.0], [0.0], [0.0], [0.0]], more.size), fhip - d, k - d,
+                          a - d))
+        sides[side] = _side(parts)
+    return _solved(clip, out, legs, sides, letgo, knees, masks, index, lrot, gr, short)
+
+
+def _held(clip: Clip, leg: _Leg, side: str, mask: np.ndarray, index: np.ndarray, gr: Array, gp: Array,
+          ease_in: float, blend_frames: int, drawn: bool) -> _Held:
+    """One foot's locks (`_holds`, turned heel up by `_heel_up`) and the frames they fade out over."""
+    starts, stops = runs(mask)
+    planted = np.flatnonzero(mask)
+    a_row = index[leg.ankle]
+    A, H, K, Q = (np.take(x, planted, axis=1) for x in (gp[a_row], gp[index[leg.hip]], gp[index[leg.knee]],
+                                                         gr[a_row]))
+    P = _points(clip, leg, side, index, gr, gp, planted, A, Q)
+    holds = _holds(clip.up, clip.meters_per_unit, clip.fps, starts, stops, A, P, H, ease_in, drawn)
+    target = A + holds.weight * holds.offset
+    target, rot, turn, total = _heel_up(leg, clip.up, planted, target, Q, A, H, P, holds.heel_off)
+    last = np.cumsum(stops - starts) - 1
+    far = _norm(target[:, last] - A[:, last]) * clip.meters_per_unit
+    fades, weight, owner = _fades(starts, stops, clip.n_frames, gp[a_row], far, clip.fps, blend_frames)
+    return _Held(planted, target, rot, turn, total, A, H, K, fades, owner, weight, last)
+
+
+def _points(clip: Clip, leg: _Leg, side: str, index: np.ndarray, gr: Array, gp: Array, planted: np.ndarray,
+            A: Array, Q: Array) -> Array:
+    """[K, 3, n] the foot's points on the planted frames: the ankle (A), the ball, the foot's other
+    joints and their End Sites; a point ahead of the ankle where the foot has no other."""
+    foot = [j for j in clip.body.feet[side] if index[j] >= 0]
+    if leg.ball is not None:
+        foot = [leg.ankle, leg.ball] + [j for j in foot if j not in (leg.ankle, leg.ball)]
+    pos = {leg.ankle: A} | {j: np.take(gp[index[j]], planted, axis=1) for j in foot[1:]}
+    rot_at = {leg.ankle: Q}
+    pts = [pos[j] for j in foot]
+    for site in np.flatnonzero(np.isin(clip.end_parents, foot)):
+        o = int(clip.end_parents[site])
+        if o not in rot_at:
+            rot_at[o] = np.take(gr[index[o]], planted, axis=1)
+        tip = quat._rot_c(*rot_at[o], *clip.end_offsets[site])
+        pts.append(np.stack([pos[o][c] + tip[c] for c in range(3)]))
+    if len(pts) < 2:
+        ahead = quat._rot_c(*Q, *clip.forward)
+        pts = [A, np.stack([A[c] + ahead[c] for c in range(3)])]
+    return np.stack(pts)
+
+
+def _side(parts: list[tuple[np.ndarray, Array, Array, Array, Array, Array, Array]]) -> _Side:
+    """A leg's solve from parts (frames, target, rotation, turn, hip, knee, ankle), in time order."""
+    if len(parts) == 1:
+        return _Side(*parts[0])
+    frames = np.concatenate([p[0] for p in parts])
+    order = np.argsort(frames, kind="stable")
+    return _Side(frames[order],
+                 *(np.concatenate([p[i] for p in parts], axis=1)[:, order] for i in range(1, 7)))
+
+
+def _solved(clip: Clip, out: Clip, legs: Mapping[str, _Leg], sides: Mapping[str, _Side],
+            letgo: Mapping[str, tuple[np.ndarray, np.ndarray, Array]], knees: Mapping[str, _Knee],
+            masks: Mapping[str, np.ndarray], index: np.ndarray, lrot: Array, gr: Array,
+            short: list[str]) -> Clip:
+    """`out` with each leg solved on the frames of its side, its locks let go in the joints on the
+    frames of `letgo` ((frames, lift, weight) per leg: the correction the solve made to each
+    joint at the lift fades out, a slerp to none, the knee kept no straighter than the take's),
+    the steps outside the contacts limited, and a FootLockWarning for the feet held short. The
+    new locals go into the FK's own (component-major, in place) once the source's steps are
+    known."""
+    T = clip.n_frames
+    first = clip.motion_start
+    joints = [j for leg in legs.values() for j in (leg.hip, leg.knee, leg.ankle)]
+    toes = [leg.ball for side, leg in legs.items()
+            if leg.ball is not None and bool((sides[side].turn[0] < 1.0).any())]
+    rows = index[joints + toes]
+    dq = _steps(lrot, rows, first)
+    # The legs' joints held on the contact frames (easing in too: the lock holds them), and the
+    # toes where the foot turns on its ball.
+    pinned = np.zeros((len(rows), T), dtype=bool)
+    for n_leg, (side, leg) in enumerate(legs.items()):
+        s = sides[side]
+        pinned[3 * n_leg:3 * n_leg + 3] = masks[side]
+        if leg.ball in toes:
+            pinned[len(joints) + toes.index(leg.ball)] = masks[side]
+        _solve_leg(clip, leg, s, knees[side], index, lrot, gr)
+        fade, lift, weight = letgo[side]
+        if fade.size:
+            _let_go(clip, leg, fade, lift, weight, knees[side], index, lrot, leg.ball in toes)
+    _limit_steps(clip.rotations, np.array(joints + toes), dq, lrot, rows, first, pinned)
+    rot = out.rotations.copy()
+    for j, r in zip(joints + toes, rows, strict=True):
         rot[:, j] = lrot[r].T
     if short:
         warnings.warn(f"{clip.name or 'the take'}: a foot could not reach its lock, held as near as the "
                       f"leg reaches: {'; '.join(short)}. lower_pelvis=True lowers the pelvis instead",
-                      FootLockWarning, stacklevel=2)
+                      FootLockWarning, stacklevel=3)
     return out.replace(rotations=rot)
+
+
+def _solve_leg(clip: Clip, leg: _Leg, s: _Side, knee: _Knee, index: np.ndarray, lrot: Array,
+               gr: Array) -> None:
+    """One leg solved on the frames of `s` (its targets within reach: reached exactly), its hip,
+    knee and ankle locals written into lrot; where the foot turns on its ball the toes keep
+    their world rotation."""
+    frames = s.frames
+
+    def world(j: int) -> Array:
+        """World rotations [4, N] of joint j on the frames (the identity for no joint)."""
+        if j < 0:
+            return np.tile([[1.0], [0.0], [0.0], [0.0]], len(frames))
+        return np.take(gr[index[j]], frames, axis=1)
+
+    hip_rot, knee_rot = world(leg.hip), world(leg.knee)
+    hinge = quat._rot_c(*_q4(hip_rot), *knee.hinge)
+    got = ik.solve(_v3(s.hip), _v3(s.knee), _v3(s.ankle), _q4(hip_rot), _q4(knee_rot), _v3(s.target),
+                   bend=np.stack(hinge, axis=-1), min_flexion=knee.straightest, soft=False)
+    # Back to locals: the hip's parent is as it was, the knee's parent swung with the thigh.
+    p_hip = world(int(clip.parents[leg.hip]))
+    p_knee = hip_rot if clip.parents[leg.knee] == leg.hip else world(int(clip.parents[leg.knee]))
+    k = got.knee
+    for j, q in ((leg.hip, quat._mul_c(p_hip[0], -p_hip[1], -p_hip[2], -p_hip[3], *got.hip)),
+                 (leg.knee, quat._mul_c(p_knee[0], -p_knee[1], -p_knee[2], -p_knee[3], *got.opened)),
+                 (leg.ankle, quat._mul_c(k[0], -k[1], -k[2], -k[3], *_q4(s.rot)))):
+        local = lrot[index[j]]
+        new = np.stack(q)
+        # (unit as they are, products of unit rotations: on the side of the source's keys)
+        new *= np.where(np.einsum("cn,cn->n", new, np.take(local, frames, axis=1)) < 0.0, -1.0, 1.0)
+        for c in range(4):
+            local[c][frames] = new[c]
+    turned = s.turn[0] < 1.0
+    if leg.ball is not None and turned.any():
+        # The toes keep their world rotation as the foot turns heel up on its ball: inv(R Q) Q.
+        at, t = frames[turned], s.turn[:, turned]
+        local = lrot[index[leg.ball]]
+        Q = np.take(gr[index[leg.ankle]], at, axis=1)
+        RQ = quat._mul_c(*t, *Q)
+        rel = quat._mul_c(RQ[0], -RQ[1], -RQ[2], -RQ[3], *Q)
+        old = np.take(local, at, axis=1)
+        new = _unit_near(np.stack(quat._mul_c(*rel, *old)), old)
+        for c in range(4):
+            local[c][at] = new[c]
+
+
+def _let_go(clip: Clip, leg: _Leg, fade: np.ndarray, lift: np.ndarray, weight: Array, knee: _Knee,
+            index: np.ndarray, lrot: Array, toes: bool) -> None:
+    """A leg's locks let go in its joints on the frames `fade` [m]: the correction the solve made
+    to each joint (and the toes', where they turned) at each one's lift [m] fades out with
+    `weight` [m], the knee turned back about its hinge where it would be straighter than the
+    take's. Each lift's corrections once, as rotation vectors; the source's locals on the fade
+    frames are still the FK's, untouched."""
+    lifts, owner = np.unique(lift, return_inverse=True)
+    for j in (leg.hip, leg.knee, leg.ankle) + ((leg.ball,) if toes and leg.ball is not None else ()):
+        local = lrot[index[j]]
+        v = _log(np.take(local, lifts, axis=1), clip.rotations[lifts, j].T)[:, owner] * weight
+        new = np.stack(quat._mul_c(*_exp(v), *np.take(local, fade, axis=1)))
+        if j == leg.knee and clip.parents[leg.knee] == leg.hip:
+            # (only where the correction could take the knee past it: it turns the knee by no
+            # more than its angle)
+            near = np.flatnonzero(np.take(knee.flexion, fade) - _norm(v) < knee.straightest + 1e-9)
+            if near.size:
+                at, q, hinge = fade[near], new[:, near], knee.hinge
+                thigh, shin = (x if x.shape[1] == 1 else np.take(x, at, axis=1)
+                               for x in (knee.thigh, knee.shin))
+                h = np.sin(-0.5 * np.maximum(knee.straightest - _flexion(q, thigh, shin, hinge), 0.0))
+                new[:, near] = np.stack(quat._mul_c(np.sqrt(1.0 - h * h), hinge[0] * h, hinge[1] * h,
+                                                    hinge[2] * h, *q))
+        for c in range(4):
+            local[c][fade] = new[c]
 
 
 def _merge(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -646,33 +907,6 @@ def _limit_steps(src: Array, joints: np.ndarray, dq: Array, out: Array, rows: np
         out_flat[o_at + c * T] = value
 
 
-class _Lock(NamedTuple):
-    """One leg's solve on the frames its locks touch (time order): the ankle's target [3, N],
-    its weight [N], and the source's ankle world rotation [4, N] and hip,
-    knee and ankle positions [3, N]."""
-
-    frames: np.ndarray
-    target: Array
-    weight: Array
-    ankle_rot: Array
-    hip: Array
-    knee: Array
-    ankle: Array
-
-
-def _held_too(lock: _Lock, more: np.ndarray, hip: Array, knee: Array, ankle: Array,
-              ankle_rot: Array) -> _Lock:
-    """`lock` with frames `more` added, where the foot is held where the source had it (weight
-    0); hip, knee, ankle [3, T] and ankle_rot [4, T] the source's in the world."""
-    frames = np.concatenate([lock.frames, more])
-    order = np.argsort(frames, kind="stable")
-    frames = frames[order]
-    target = np.concatenate([lock.target, np.take(ankle, more, axis=1)], axis=1)[:, order]
-    weight = np.concatenate([lock.weight, np.zeros(len(more))])[order]
-    return _Lock(frames, target, weight, np.take(ankle_rot, frames, axis=1),
-                 np.take(hip, frames, axis=1), np.take(knee, frames, axis=1), np.take(ankle, frames, axis=1))
-
-
 def _translation(clip: Clip, joint: int, frames: np.ndarray | None = None) -> Array:
     """A joint's local translation [3, T] (or on `frames`), [3, 1] where the file keys none (its
     offset on every frame: no copy of a column of the take's positions)."""
@@ -689,19 +923,6 @@ def _flexion(knee: Array, thigh: Array, shin: Array, hinge: Array) -> Array:
     return np.arctan2(hinge @ n, -(thigh * cb).sum(axis=0))
 
 
-def _ranges(frames: np.ndarray) -> str:
-    """'frames 28-33, 40' for sorted frame indices (the first six runs, '...' after)."""
-    cut = np.flatnonzero(np.diff(frames) > 1) + 1
-    runs = [(int(r[0]), int(r[-1])) for r in np.split(frames, cut)]
-    text = ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in runs[:6])
-    text += ", ..." if len(runs) > 6 else ""
-    return f"frame{'s' if len(frames) > 1 else ''} {text}"
-
-
-def _side_of(legs: Mapping[str, _Leg], leg: _Leg) -> str:
-    return next(side for side, other in legs.items() if other is leg)
-
-
 def _log(new: Array, src: Array) -> Array:
     """[3, N] the rotation vector (axis times angle) of the correction new inv(src), each [4, N]."""
     c = np.stack(quat._mul_c(new[0], new[1], new[2], new[3], src[0], -src[1], -src[2], -src[3]))
@@ -710,18 +931,28 @@ def _log(new: Array, src: Array) -> Array:
     return c[1:] * (2.0 * np.arctan2(sin, c[0]) / np.where(sin > 0.0, sin, 1.0))
 
 
-def _faded(new_at: Array, src_at: Array, src: Array, weight: Array, cut: Array | None = None) -> Array:
-    """[4, N] the source's local rotations `src` with `weight` [N] of the correction a lock made
-    at its lift (new_at inv(src_at), each [4, N]; its rotation vector scaled), and `cut` [N]
-    of that."""
-    v = _log(new_at, src_at) * weight
-    if cut is not None:
-        v *= cut  # (a knee kept off straighter than the take's: the whole correction scaled)
-    angle = np.sqrt(np.sum(v * v, axis=0))
-    half = 0.5 * angle
-    scale = np.sin(half) / np.where(angle > 0.0, angle, 1.0)
-    out = np.stack(quat._mul_c(np.cos(half), v[0] * scale, v[1] * scale, v[2] * scale, *src))
-    return _unit_near(out, src)
+def _exp(v: Array) -> Array:
+    """[4, N] the rotations of rotation vectors v [3, N]."""
+    angle = _norm(v)
+    scale = np.sin(0.5 * angle) / np.where(angle > 0.0, angle, 1.0)
+    return np.stack([np.cos(0.5 * angle), v[0] * scale, v[1] * scale, v[2] * scale])
+
+
+def _scaled(turn: Array, weight: Array) -> Array:
+    """[4, N] rotations `turn` [4, N] scaled by `weight` [N] (their rotation vectors)."""
+    sin = _norm(turn[1:])
+    angle = 2.0 * np.arctan2(sin, np.abs(turn[0])) * weight
+    s = np.sin(0.5 * angle) * np.where(turn[0] < 0.0, -1.0, 1.0) / np.where(sin > 0.0, sin, 1.0)
+    return np.stack([np.cos(0.5 * angle), turn[1] * s, turn[2] * s, turn[3] * s])
+
+
+def _ranges(frames: np.ndarray) -> str:
+    """'frames 28-33, 40' for sorted frame indices (the first six runs, '...' after)."""
+    cut = np.flatnonzero(np.diff(frames) > 1) + 1
+    runs = [(int(r[0]), int(r[-1])) for r in np.split(frames, cut)]
+    text = ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in runs[:6])
+    text += ", ..." if len(runs) > 6 else ""
+    return f"frame{'s' if len(frames) > 1 else ''} {text}"
 
 
 def _unit_near(q: Array, ref: Array) -> Array:

@@ -1,5 +1,5 @@
-"""Synchronized blends: clean loop cycles with foot-plant markers, and blends of two cycles (a walk
-and a run) played at one phase.
+"""Synchronized blends: clean loop cycles with foot-plant markers, and blends of loops (a walk and
+a run, or any number of gaits two at a time) played at one phase.
 
 A walk and a run have different cycle lengths; blended on one clock their feet go out of phase.
 Engines sync them: both clips play at the same phase, the blended cycle length is interpolated and
@@ -20,21 +20,29 @@ Conventions:
   smoothly across the seam (`cycle_travel` gives the sum).
 - **Phase** is a position among the markers: segment index + fraction (segment j runs from marker j
   to marker j + 1; the index counts on over cycles). A clip at phase j + f is at its own time
-  marker_j + f * segment_j. The blended segment duration S_j(w) depends on the mode; the phase
-  advances each output frame by dt / S_j(w(t)), so it is monotonic under any weight curve.
+  marker_j + f * segment_j (j modulo its marker count: a loop of two cycles has twice the markers
+  of a one-cycle loop, `markers_in_step`). The blended segment duration S_j(w) depends on the
+  mode; the phase advances each output frame by dt / S_j(w(t)), so it is monotonic under any
+  weight curve.
+- Any number of loops blend two at a time (`Pairs`: which two at each output frame, at what
+  weight and playback rate): `in_step` makes them ready, `warp` finds the phase and each loop's
+  time, `blend_warped` samples and blends them. `sync_blend` is the case of two loops whose pair
+  never changes; `blendspace.blend_space` picks the pair by speed.
 - Times are seconds at every boundary; frames are indices.
 """
 
 from __future__ import annotations
 
+import bisect
+import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-from . import blend, contacts, footlock, knees, quat, resample, root
+from . import blend, contacts, footlock, knees, quat, resample, root, skeleton
 from .body import FeetSpec, with_feet
 from .clip import Clip
 
@@ -326,56 +334,135 @@ def _check_loop(clip: Clip, what: str) -> None:
         raise ValueError(f"{what} ({clip.name or 'unnamed'}) has {clip.n_frames} frame(s); a cycle needs 2")
 
 
-# -- markers and segments ------------------------------------------------------------------------
+# -- one motion root -----------------------------------------------------------------------------
 
 
-class _Segments(NamedTuple):
-    """Matched markers: names [K], each clip's marker times [K] (seconds, increasing, the first in
-    [0, period)) and segment durations [K] (marker j to j + 1, the last wrapping)."""
+def common_root(loops: Sequence[Clip]) -> list[Clip]:
+    """The loops with their travel on one joint, the deepest of their motion roots.
+
+    Takes of one skeleton may carry their travel on different joints (Bandai's dataset-1 walk on
+    its hips, its run and dash loops on the dummy root above them); blended joint by joint, one
+    loop's root motion would meet the other's plain local transform there. A loop moved onto
+    that joint keeps its world motion; the joints above it hold the first pose of the first loop
+    already on it, whose up, facing (a facing is in its root's frame) and body map it takes.
+    Loops already on the joint are returned as they are. ValueError when the roots are not on
+    one chain."""
+    clips = list(loops)
+    parents = clips[0].parents
+    joint = max((c.root for c in clips), key=lambda j: len(skeleton.chain(parents, j)))
+    if all(c.root == joint for c in clips):
+        return clips
+    chain = skeleton.chain(parents, joint)
+    like = next(c for c in clips if c.root == joint)
+    for c in clips:
+        if c.root not in chain:
+            raise ValueError(f"{c.name or 'a loop'} carries its travel on {c.names[c.root]!r}, "
+                             f"{like.name or 'another'} on {c.names[joint]!r}, neither above the other: "
+                             "give them one motion root (clip.root)")
+    above = chain[:-1]
+    out = []
+    for c in clips:
+        if c.root == joint:
+            out.append(c)
+            continue
+        world = root.root_world_of(c.rotations, c.positions, c.parents, joint)
+        rot, pos = c.rotations.copy(), c.positions.copy()
+        rot[:, above], pos[:, above] = like.rotations[0, above], like.positions[0, above]
+        rot, pos = root.with_root_world_of(rot, pos, c.parents, joint, *world)
+        out.append(c.replace(rotations=rot, positions=pos, root=joint, up=like.up, forward=like.forward,
+                             body=like.body))
+    return out
+
+
+# -- markers -------------------------------------------------------------------------------------
+
+
+class Markers(NamedTuple):
+    """A loop's markers in cycle order, as a blend plays them: `names` [K]; `times` [K] (seconds,
+    increasing from the first, which lies in [0, period), unwrapped past the period); `durations`
+    [K] (marker j to j + 1, the last to the first one period on); `period` (seconds)."""
 
     names: list[str]
-    times_a: Array
-    durations_a: Array
-    times_b: Array
-    durations_b: Array
+    times: Array
+    durations: Array
+    period: float
 
 
-def _markers(clip: Clip, names: set[str]) -> tuple[Array, list[str]]:
+def _sorted_markers(clip: Clip, names: set[str]) -> tuple[Array, list[str]]:
     period = clip.n_frames / clip.fps
     t = [np.mod(np.asarray(clip.events[k], dtype=np.float64), period) for k in sorted(names)]
     n = [k for k in sorted(names) for _ in clip.events[k]]
     times = np.concatenate(t) if t else np.zeros(0)
     order = np.argsort(times, kind="stable")
-    return times[order], [n[i] for i in order]
+    times, n = times[order], [n[i] for i in order]
+    if np.any(np.diff(np.append(times, times[0] + period)) <= 0.0):
+        raise ValueError(f"{clip.name or 'a clip'} has two markers at one time ({times.tolist()} s)")
+    return times, n
 
 
-def _segments(a: Clip, b: Clip) -> _Segments:
-    """Markers common to a and b (by name) matched in cycle order; none: one segment, the cycle."""
-    period_a, period_b = a.n_frames / a.fps, b.n_frames / b.fps
-    common = {k for k in set(a.events) & set(b.events) if len(a.events[k]) and len(b.events[k])}
+def markers_in_step(loops: Sequence[Clip], *, names: Sequence[str] | None = None,
+                    first: str | None = None) -> list[Markers]:
+    """Each loop's `Markers`, matched across the loops: marker j of one plays with marker j of
+    every other, counted modulo each loop's marker count (so a loop of two cycles plays each of
+    a one-cycle loop's markers twice over).
+
+    The markers are the events every loop has (by name; `names`: of those, only these). None in
+    common: one each at its time 0, so the loops share normalized time. Each loop's names must
+    repeat the first loop's sequence in cycle order (ValueError otherwise). first: the name every
+    loop's markers start from, its first such marker; None: the first loop's first marker from
+    its time 0, each other loop's match the one closest to it in normalized time (a sequence
+    that repeats, L R L R, matches in several places)."""
+    periods = [c.n_frames / c.fps for c in loops]
+    common: set[str] | None = None if names is None else set(names)
+    for c in loops:
+        own = {k for k, v in c.events.items() if len(v)}
+        common = own if common is None else common & own
     if not common:
-        return _Segments([""], np.zeros(1), np.array([period_a]), np.zeros(1), np.array([period_b]))
-    ta, na = _markers(a, common)
-    tb, nb = _markers(b, common)
-    for clip, t in ((a, ta), (b, tb)):
-        if np.any(np.diff(np.append(t, t[0] + clip.n_frames / clip.fps)) <= 0.0):
-            raise ValueError(f"{clip.name or 'a clip'} has two markers at one time ({t.tolist()} s)")
-    k = len(na)
-    shifts = [r for r in range(len(nb)) if len(nb) == k and all(nb[(j + r) % k] == na[j] for j in range(k))]
-    if not shifts:
-        raise ValueError(f"markers do not match in cycle order: {a.name or 'a'} has {na}, "
-                         f"{b.name or 'b'} has {nb}")
-    # Several rotations match a sequence that repeats (L R L R): take the closest in normalized time.
-    r = min(shifts, key=lambda s: abs((tb[s % k] / period_b - ta[0] / period_a + 0.5) % 1.0 - 0.5))
-    idx = np.arange(k) + r
-    times_b = tb[idx % k] + period_b * (idx // k)
-    return _Segments(na, ta, np.diff(np.append(ta, ta[0] + period_a)),
-                     times_b, np.diff(np.append(times_b, times_b[0] + period_b)))
+        return [Markers([""], np.zeros(1), np.array([p]), p) for p in periods]
+    seqs = [_sorted_markers(c, common) for c in loops]
+    ref_t, ref = seqs[0]
+    r0 = 0
+    if first is not None:
+        if first not in ref:
+            raise ValueError(f"{loops[0].name or 'a loop'} has no {first} marker to start its cycle from")
+        r0 = ref.index(first)
+    ref = ref[r0:] + ref[:r0]
+    k_ref = len(ref)
+    out = []
+    for clip, (t, seq), period in zip(loops, seqs, periods, strict=True):
+        k = len(seq)
+        span = math.lcm(k, k_ref)
+        shifts = [r for r in range(k) if all(seq[(j + r) % k] == ref[j % k_ref] for j in range(span))]
+        if not shifts:
+            raise ValueError(f"markers do not match in cycle order: {loops[0].name or 'a'} has {seqs[0][1]}, "
+                             f"{clip.name or 'b'} has {seq}")
+        if first is not None:
+            r = shifts[0]
+        else:
+            at = ref_t[r0] / periods[0]
+            r = min(shifts, key=lambda s: abs((t[s] / period - at + 0.5) % 1.0 - 0.5))
+        idx = np.arange(k) + r
+        times = t[idx % k] + period * (idx // k)
+        out.append(Markers(list(np.asarray(seq, dtype=object)[idx % k]), times,
+                           np.diff(np.append(times, times[0] + period)), period))
+    return out
 
 
-def _durations(seg: _Segments, w: Array, mode: str) -> Array:
-    """[..., K] blended segment durations at weights w [...]."""
-    sa, sb = seg.durations_a, seg.durations_b
+def phase_at(markers: Markers, t: float) -> float:
+    """The phase (marker index + fraction, see the module notes) at which a loop with these
+    markers is at its time t (seconds; phase 0 is its first marker, so a time before it gives a
+    negative phase)."""
+    K = len(markers.times)
+    x = float(t) - float(markers.times[0])
+    cycles = math.floor(x / markers.period)
+    r = x - cycles * markers.period
+    offsets = markers.times - markers.times[0]
+    j = min(int(np.searchsorted(offsets, r, side="right")) - 1, K - 1)
+    return cycles * K + j + (r - float(offsets[j])) / float(markers.durations[j])
+
+
+def _durations(sa: Array, sb: Array, w: Array, mode: str) -> Array:
+    """[..., K] segment durations blended at weights w [...] from a's and b's [..., K]."""
     w = np.asarray(w, dtype=np.float64)[..., None]
     if mode == "linear":
         return (1.0 - w) * sa + w * sb
@@ -392,32 +479,39 @@ def _durations(seg: _Segments, w: Array, mode: str) -> Array:
 # -- the phase -----------------------------------------------------------------------------------
 
 
-def _weights(weight: Any, times: Array) -> Array:
-    """[n] weights at the output times from a number, a callable or a (times, weights) pair."""
-    if callable(weight):
-        w = None
+def curve_values(curve: Any, times: Array, what: str = "weight") -> Array:
+    """[n] values at the output times (seconds) of a number, a callable f(t_seconds) (called with
+    the array of times if it accepts one, else once per time) or a (times, values) pair
+    interpolated linearly and held past its ends; a bare array is refused. `what` names the value
+    in errors (a weight, a speed)."""
+    if callable(curve):
+        v = None
         try:
-            w = np.asarray(weight(times), dtype=np.float64)
+            v = np.asarray(curve(times), dtype=np.float64)
         except (TypeError, ValueError):
             pass
-        if w is None or w.ndim > 1 or (w.ndim == 1 and w.shape != times.shape):
+        if v is None or v.ndim > 1 or (v.ndim == 1 and v.shape != times.shape):
             # Not vectorized: once per frame (user code; the blend itself never loops over frames).
-            w = np.array([float(weight(float(t))) for t in times])
-        w = np.broadcast_to(w, times.shape).astype(np.float64)
-    elif isinstance(weight, tuple):
-        if len(weight) != 2:
-            raise TypeError(f"a weight curve is a (times, weights) pair, not a {len(weight)}-tuple")
-        kt, kw = (np.asarray(x, dtype=np.float64).reshape(-1) for x in weight)
-        if kt.size == 0 or kt.shape != kw.shape:
-            raise ValueError(f"weight curve: {kt.size} times and {kw.size} weights; give one weight per time")
+            v = np.array([float(curve(float(t))) for t in times])
+        return np.broadcast_to(v, times.shape).astype(np.float64)
+    if isinstance(curve, tuple):
+        if len(curve) != 2:
+            raise TypeError(f"a {what} curve is a (times, {what}s) pair, not a {len(curve)}-tuple")
+        kt, kv = (np.asarray(x, dtype=np.float64).reshape(-1) for x in curve)
+        if kt.size == 0 or kt.shape != kv.shape:
+            raise ValueError(f"{what} curve: {kt.size} times and {kv.size} {what}s; give one {what} per time")
         if np.any(np.diff(kt) <= 0.0) or not np.all(np.isfinite(kt)):
-            raise ValueError("weight curve times must be finite and increasing")
-        w = np.interp(times, kt, kw)
-    elif np.ndim(weight) != 0 or isinstance(weight, (str, bytes)):
-        raise TypeError("weight is a number, a callable f(t_seconds) -> w or a (times, weights) pair; "
+            raise ValueError(f"{what} curve times must be finite and increasing")
+        return np.interp(times, kt, kv)
+    if np.ndim(curve) != 0 or isinstance(curve, (str, bytes)):
+        raise TypeError(f"{what} is a number, a callable f(t_seconds) -> {what} or a (times, {what}s) pair; "
                         "a bare array is refused (at which times would its values hold?)")
-    else:
-        w = np.full(times.shape, float(weight))
+    return np.full(times.shape, float(curve))
+
+
+def _weights(weight: Any, times: Array) -> Array:
+    """[n] weights in [0, 1] at the output times (`curve_values`)."""
+    w = curve_values(weight, times, "weight")
     bad = ~((w >= 0.0) & (w <= 1.0))
     if np.any(bad):
         i = int(np.argmax(bad))
@@ -425,100 +519,139 @@ def _weights(weight: Any, times: Array) -> Array:
     return w
 
 
+def output_times(duration: float, fps: float) -> Array:
+    """The output frames' times (seconds): 0 .. duration at `fps`, both checked."""
+    if not (fps > 0 and math.isfinite(fps)):
+        raise ValueError(f"fps must be positive and finite, not {fps}")
+    duration = float(duration)
+    if not (duration >= 0 and math.isfinite(duration)):
+        raise ValueError(f"duration must be >= 0 seconds, not {duration}")
+    return np.arange(math.floor(duration * fps + 1e-9) + 1) / fps
+
+
 def _phase(u0: float, S: Array, dt: float) -> tuple[Array, list[tuple[float, int]]]:
-    """Phase [n] at the output frames from u0, advancing by dt / S[k, segment] per frame k, and the
-    marker crossings (time, unwrapped marker index). Each step that crosses a marker finishes
-    its time in the next segment at that segment's pace. Loops over segments, not frames."""
+    """Phase [n] at the output frames from u0, advancing by dt / S[k, segment] over each frame step
+    k, and the marker crossings (time, unwrapped marker index). A step that crosses a marker
+    finishes its time in the next segment at that segment's pace. Each segment's column of S
+    gives a cumulative pace (phase gained from frame 0, linear within a step): a segment ends
+    where its pace has gained 1 since it began (a search, not a loop over frames)."""
     n, K = S.shape
-    u = np.empty(n)
-    u[0] = u0
-    crossings: list[tuple[float, int]] = [(0.0, int(u0))] if u0 == math.floor(u0) else []
-    # No segment lasts longer than this many frames (the window searched for its end).
-    span = math.ceil(float(S.max()) / dt) + 2
-    k, uk = 0, u0
-    while k < n - 1:
-        j = math.floor(uk)
-        seg = j % K
-        m = min(n - 1 - k, span)
-        inc = dt / S[k:k + m, seg]
-        c = np.cumsum(inc)
-        r = (j + 1) - uk
-        hit = int(np.searchsorted(c, r))
-        if hit == m:
-            u[k + 1:k + m + 1] = uk + c
-            k += m
-            uk = float(u[k])
-            continue
-        u[k + 1:k + hit + 1] = uk + c[:hit]
-        i = k + hit
-        before = float(c[hit - 1]) if hit else 0.0
-        used = min(max((r - before) / float(inc[hit]), 0.0), 1.0) * dt
-        t, left, uj = i * dt + used, dt - used, j + 1
-        crossings.append((t, uj))
-        while True:
-            need = float(S[i, uj % K])
-            if need > left:
-                u[i + 1] = uj + left / need
-                break
-            left -= need
-            t += need
-            uj += 1
-            crossings.append((t, uj))
-        k, uk = i + 1, float(u[i + 1])
+    gained = np.zeros((n, K))
+    np.cumsum(dt / S[:-1], axis=0, out=gained[1:])
+    # Python floats for the search: a few hundred scalar steps, cheaper than numpy calls.
+    columns = [gained[:, p].tolist() for p in range(K)]
+    j = math.floor(u0)
+    crossings: list[tuple[float, int]] = [(0.0, j)] if u0 == j else []
+    # Each segment: its marker index, the frame position it is entered at, its column's pace
+    # gained there and the fraction of it already behind (the first one's only).
+    segments, at, base, behind = [j], [0.0], [0.0], [u0 - j]
+    while True:
+        g = columns[j % K]
+        end = base[-1] + 1.0 - behind[-1]
+        if end > g[-1]:
+            break
+        k = max(bisect.bisect_left(g, end), 1)
+        x = k - 1 + (end - g[k - 1]) / (g[k] - g[k - 1])
+        j += 1
+        nxt = columns[j % K]
+        i = min(int(x), n - 2)
+        segments.append(j)
+        at.append(x)
+        base.append(nxt[i] + (x - i) * (nxt[i + 1] - nxt[i]))
+        behind.append(0.0)
+        crossings.append((x * dt, j))
     # A marker on the last frame may have been left a rounding short of it.
-    if n > 1 and math.floor(u[-1]) + 1 - u[-1] < resample.SNAP_FRAMES:
-        crossings.append(((n - 1) * dt, math.floor(u[-1]) + 1))
+    last = columns[j % K][-1] - base[-1] + behind[-1]
+    if n > 1 and at[-1] < n - 1 and 1.0 - last < resample.SNAP_FRAMES:
+        j += 1
+        segments.append(j)
+        at.append(float(n - 1))
+        base.append(columns[j % K][-1])
+        behind.append(0.0)
+        crossings.append(((n - 1) * dt, j))
+    frames = np.arange(n)
+    seg = np.searchsorted(np.asarray(at), frames, side="right") - 1
+    js = np.asarray(segments)[seg]
+    u = js + np.asarray(behind)[seg] + gained[frames, js % K] - np.asarray(base)[seg]
     return u, crossings
 
 
-def _local_times(u: Array, marker_times: Array, durations: Array, period: float) -> Array:
-    """Each phase's time in a clip (seconds, unwrapped over cycles)."""
-    K = len(durations)
+def local_times(u: Array, markers: Markers) -> Array:
+    """A loop's own time (seconds, unwrapped over its cycles) at each phase u [n]."""
+    K = len(markers.durations)
     j = np.floor(u)
     seg = (j % K).astype(np.int64)
-    return marker_times[seg] + (u - j) * durations[seg] + (j // K) * period
+    return markers.times[seg] + (u - j) * markers.durations[seg] + (j // K) * markers.period
 
 
-class _Sync(NamedTuple):
+class Pairs(NamedTuple):
+    """Which loops blend at each output frame [n]: the loop `a` plays at 1 - `weight`, `b` at
+    `weight` (indices into a list of loops; a == b where one plays alone), both at `rate` times
+    their blended pace (1: as they are)."""
+
+    a: np.ndarray
+    b: np.ndarray
+    weight: Array
+    rate: Array
+
+    def showing(self) -> tuple[np.ndarray, np.ndarray]:
+        """([n], [n]) the loops that show at each frame, blended at `weight` from the first to
+        the second: a and b, but b twice where a has no weight and a twice where b has none."""
+        return _showing(self.a, self.b, self.weight)
+
+
+def _showing(a: np.ndarray, b: np.ndarray, w: Array) -> tuple[np.ndarray, np.ndarray]:
+    return np.where(w < 1.0, a, b), np.where(w > 0.0, b, a)
+
+
+class Warp(NamedTuple):
+    """Where a blend plays its loops: the output rate and times [n], the pairs, each loop's
+    markers, the phase [n] with its marker crossings (time, unwrapped marker index), and each
+    paired loop's own time at every output frame (seconds, unwrapped over its cycles), by index."""
+
     fps: float
-    times: Array            # [n] output times
-    weights: Array          # [n]
-    times_a: Array          # [n] a's time (seconds, unwrapped)
-    times_b: Array
-    events: dict[str, Array]
+    times: Array
+    pairs: Pairs
+    markers: list[Markers]
+    phase: Array
+    crossings: list[tuple[float, int]]
+    local: dict[int, Array]
 
 
-def _sync(a: Clip, b: Clip, weight: Any, duration: float, mode: str, fps: float | None) -> _Sync:
+def warp(markers: list[Markers], pairs: Pairs, fps: float, *, mode: str = "linear",
+         start: float = 0.0) -> Warp:
+    """The phase and each loop's warped time over the output frames of `pairs` at `fps`, from
+    phase `start`: each frame's segment durations are its pair's, blended by `mode` at its
+    weight and divided by its rate, and the phase advances dt / S each frame (module notes)."""
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; modes are {', '.join(MODES)}")
+    n = len(pairs.weight)
+    used = sorted(set(np.unique(pairs.a).tolist()) | set(np.unique(pairs.b).tolist()))
+    count = math.lcm(*(len(markers[g].durations) for g in used))
+    D = np.ones((len(markers), count))
+    for g in used:
+        D[g] = np.tile(markers[g].durations, count // len(markers[g].durations))
+    S = _durations(D[pairs.a], D[pairs.b], pairs.weight, mode) / pairs.rate[:, None]
+    u, crossings = _phase(float(start), S, 1.0 / fps)
+    local = {g: local_times(u, markers[g]) for g in used}
+    return Warp(fps, np.arange(n) / fps, pairs, markers, u, crossings, local)
+
+
+def _two(a: Clip, b: Clip, weight: Any, duration: float, mode: str,
+         fps: float | None) -> tuple[Gaits, Warp]:
+    """sync_blend's loops in step and warp: a plays at 1 - weight, b at weight, from a's time 0."""
     _check_loop(a, "a")
     _check_loop(b, "b")
     a.check_compatible(b)
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; modes are {', '.join(MODES)}")
     rate = a.fps if fps is None else float(fps)
-    if not (rate > 0 and math.isfinite(rate)):
-        raise ValueError(f"fps must be positive and finite, not {fps}")
-    duration = float(duration)
-    if not (duration >= 0 and math.isfinite(duration)):
-        raise ValueError(f"duration must be >= 0 seconds, not {duration}")
-    n = math.floor(duration * rate + 1e-9) + 1
-    times = np.arange(n) / rate
+    times = output_times(duration, rate)
     w = _weights(weight, times)
-    seg = _segments(a, b)
-    K = len(seg.names)
-    period_a, period_b = a.n_frames / a.fps, b.n_frames / b.fps
-    # The output starts at a's time 0: on its first marker, or inside the segment that wraps.
-    if seg.times_a[0] == 0.0:
-        u0 = 0.0
-    else:
-        u0 = -1.0 + (period_a - seg.times_a[-1]) / seg.durations_a[-1]
-    u, crossings = _phase(u0, _durations(seg, w, mode), 1.0 / rate)
-    ta = _local_times(u, seg.times_a, seg.durations_a, period_a)
-    tb = _local_times(u, seg.times_b, seg.durations_b, period_b)
-    events: dict[str, list[float]] = {name: [] for name in seg.names if name}
-    for t, j in crossings:
-        if seg.names[j % K] and t <= times[-1] + 1e-9:
-            events[seg.names[j % K]].append(t)
-    return _Sync(rate, times, w, ta, tb, {k: np.asarray(v) for k, v in events.items()})
+    n = len(times)
+    gaits = in_step([a, b])
+    pairs = Pairs(np.zeros(n, dtype=np.int64), np.ones(n, dtype=np.int64), w, np.ones(n))
+    return gaits, warp(gaits.markers, pairs, rate, mode=mode, start=phase_at(gaits.markers[0], 0.0))
 
 
 def sync_times(a: Clip, b: Clip, weight: Any, duration: float, *, mode: str = "linear",
@@ -526,78 +659,37 @@ def sync_times(a: Clip, b: Clip, weight: Any, duration: float, *, mode: str = "l
     """(a's times [n], b's times [n]): where `sync_blend` with the same arguments samples each loop
     at its output frames, in seconds, unwrapped over cycles (take them modulo the period for the
     time within the cycle). Use it to lay the sources' contacts or curves out on a blend."""
-    s = _sync(a, b, weight, duration, mode, fps)
-    return s.times_a, s.times_b
-
-
-# -- sampling and blending poses -----------------------------------------------------------------
-
-
-def _frame_positions(t: Array, fps: float, n: int) -> tuple[np.ndarray, np.ndarray, Array]:
-    """(frame [m] int, next frame, fraction [m]) of times t in a loop of n frames."""
-    x = resample.snap_frames(np.asarray(t) * fps)
-    base = np.floor(x)
-    frac = x - base
-    i = np.mod(base, n).astype(np.int64)
-    return i, np.where(i + 1 == n, 0, i + 1), frac
-
-
-def _poses(a: tuple[Array, Array], b: tuple[Array, Array], fps: tuple[float, float], s: _Sync,
-           m: Array) -> tuple[Array, Array]:
-    """Loops a and b (local rotations [N, J, 4], translations [N, J, 3]) sampled at their warped
-    times and blended: rotations [n, J, 4] and translations [n, J, 3]."""
-    (rot_a, pos_a), (rot_b, pos_b) = a, b
-    n, J = len(s.times), rot_a.shape[1]
-    t = s.weights[:, None] * m
-    rot, pos = np.empty((n, J, 4)), np.empty((n, J, 3))
-    ia, na, fa = _frame_positions(s.times_a, fps[0], len(rot_a))
-    ib, nb, fb = _frame_positions(s.times_b, fps[1], len(rot_b))
-    # Joints that hold one rotation throughout both loops need no sampling (CMU: 6 of 31).
-    same = (np.all(rot_a == rot_a[:1], axis=(0, 2)) & np.all(rot_b == rot_b[:1], axis=(0, 2))
-            & np.all(rot_a[0] == rot_b[0], axis=-1))
-    moving = np.flatnonzero(~same)
-    frames_a, frames_b = quat.slerp_table(rot_a[:, moving]), quat.slerp_table(rot_b[:, moving])
-    tm = t[:, moving]
-    for k in range(0, n, _BLOCK):
-        f = slice(k, k + _BLOCK)
-        block = rot[f]
-        block[:] = rot_a[0]
-        q = quat.slerp_planes(quat.sample_table(frames_a, ia[f], fa[f]),
-                              quat.sample_table(frames_b, ib[f], fb[f]), tm[f])
-        block[:, moving] = np.moveaxis(q, 0, -1)
-    # Translations: most joints keep their offsets; only those that move are sampled.
-    same = (np.all(pos_a == pos_a[:1], axis=(0, 2)) & np.all(pos_b == pos_b[:1], axis=(0, 2))
-            & np.all(pos_a[0] == pos_b[0], axis=-1))
-    pos[:] = pos_a[0]
-    moving = np.flatnonzero(~same)
-    if moving.size:
-        pos_a, pos_b = pos_a[:, moving], pos_b[:, moving]
-        pa = blend.lerp(pos_a[ia], pos_a[na], fa[:, None])
-        pb = blend.lerp(pos_b[ib], pos_b[nb], fb[:, None])
-        pos[:, moving] = blend.lerp(pa, pb, t[:, moving])
-    return rot, pos
+    _, s = _two(a, b, weight, duration, mode, fps)
+    return s.local[0], s.local[1]
 
 
 # -- root motion ---------------------------------------------------------------------------------
 
 
-class _RootLoop(NamedTuple):
+class Travel(NamedTuple):
+    """A loop's root motion in its travel frame (`loop_travel`): the trajectory (floor path, and a
+    heading that turns evenly at the pelvis's mean yaw), the residual off it, and the floor step
+    [N, 3] (file units, in the heading frame of the frame it leaves) and turn [N] (radians) out
+    of each frame, the last across the seam by the loop convention."""
+
     trajectory: root.Trajectory
     residual: root.Residual
-    step: Array     # [N, 3] floor step out of each frame, in its heading frame (file units)
-    turn: Array     # [N] radians
+    step: Array
+    turn: Array
 
 
-def _root_loop(clip: Clip, up: Array, forward: Array) -> _RootLoop:
+def loop_travel(clip: Clip, up: Array | None = None, forward: Array | None = None) -> Travel:
     """The loop's root motion in its travel frame: the floor path under a heading that turns evenly
     by the loop's cycle turn (`cycle_travel`, read with the loop's own facing), at the pelvis's
     mean yaw; the pelvis's swing within a stride (14-24 degrees on Bandai takes) is in the
     residual. So steps and turns blend at one phase without the swings' difference at the
     blend's start leaking into the path's direction as the weight moves (up to 7 degrees over a
     walk -> run ramp). The steps are the loop convention's (module notes), re-expressed in that
-    frame. Headings are measured with another clip's up and facing (`up`, `forward`: a's), so
-    that residuals blend alike."""
+    frame. Headings are measured with the given up and facing (None: the loop's own; a blend
+    measures every loop with its first loop's, so that residuals blend alike)."""
     turn_total = cycle_travel(clip)[1]
+    up = clip.up if up is None else up
+    forward = clip.forward if forward is None else forward
     if not (np.array_equal(clip.up, up) and np.array_equal(clip.forward, forward)):
         clip = clip.replace(up=up, forward=forward)
     rot, pos = root.root_world(clip)
@@ -607,10 +699,17 @@ def _root_loop(clip: Clip, up: Array, forward: Array) -> _RootLoop:
     even = turn_total * np.arange(n) / n
     traj = root.Trajectory(raw.position, even + float(np.mean(raw.heading - even)))
     step = quat.mul_vec(root.yaw_quat(raw.heading - traj.heading, up), pelvis_step)
-    return _RootLoop(traj, root.residual_of(rot, pos, traj, up), step, np.full(n, turn_total / n))
+    return Travel(traj, root.residual_of(rot, pos, traj, up), step, np.full(n, turn_total / n))
 
 
-def _travel(loop: _RootLoop, t: Array, fps: float) -> tuple[Array, Array]:
+def _stride_m(clip: Clip) -> float:
+    """Meters a loop travels per loop along its travel frame, its turn taken out: `cycle_travel`'s
+    displacement for a loop that does not turn, and for one that does, the sum of its steps each
+    in its own frame, so that the loop played twice over strides twice as far."""
+    return float(np.linalg.norm(loop_travel(clip).step.sum(axis=0))) * clip.meters_per_unit
+
+
+def _travel(loop: Travel, t: Array, fps: float) -> tuple[Array, Array]:
     """Each output step's floor displacement [n - 1, 3] and turn [n - 1] in the loop: the integral,
     over the loop's own time step, of its velocity (constant from each frame to the next, in that
     frame's heading frame), i.e. velocity x playback rate, exact at any rate and sub-frame time."""
@@ -626,56 +725,276 @@ def _travel(loop: _RootLoop, t: Array, fps: float) -> tuple[Array, Array]:
     return d[:, :3], d[:, 3]
 
 
-def _blended_trajectory(ra: _RootLoop, rb: _RootLoop, s: _Sync, w: Array, fps: tuple[float, float],
-                        up: Array, still: float) -> root.Trajectory:
-    """The blend's floor trajectory: each loop's steps and turns over its warped time steps,
-    blended by `w` [n] (each step by its first frame's) and integrated from a's trajectory at
-    its time 0.
+def _trajectory_at(loop: Travel, t: float, fps: float, up: Array) -> tuple[Array, float]:
+    """(floor position [3], heading) of a loop's trajectory at its time t (seconds, modulo its
+    period): a frame's own on a frame, else on along the step out of the frame before."""
+    n = len(loop.turn)
+    x = float(resample.snap_frames(np.array([t * fps]))[0]) % n
+    i = min(math.floor(x), n - 1)
+    f = x - i
+    p, h = loop.trajectory.position[i], float(loop.trajectory.heading[i])
+    if f == 0.0:
+        return p, h
+    return p + f * quat.mul_vec(root.yaw_quat(h, up), loop.step[i]), h + f * float(loop.turn[i])
+
+
+def _travel_angle(loop: Travel, fps: float, up: Array) -> tuple[float, float]:
+    """(angle, speed): the direction of the loop's travel, radians from its heading, and its speed
+    (file units per second): its steps over a period, each in its own heading frame (the turn
+    taken out), summed. The same from any time in the loop, and for the loop played twice over;
+    for a loop that does not turn, its chord over a cycle."""
+    total = loop.step.sum(axis=0)
+    fwd, side = root.floor_axes(up)
+    speed = float(np.linalg.norm(total)) * fps / len(loop.turn)
+    return math.atan2(float(total @ side), float(total @ fwd)), speed
+
+
+# -- loops in step -------------------------------------------------------------------------------
+
+
+class Gaits(NamedTuple):
+    """Loops ready to be played in step (`in_step`): on one motion root, their markers matched,
+    each one's travel (with the first loop's up and facing), and, worked out when first needed,
+    each one's stride (`stride`) and the knees' range of each pair that blends (`knee_ranges`)."""
+
+    loops: list[Clip]
+    markers: list[Markers]
+    travel: list[Travel]
+    strides: dict[int, float]
+    pair_knees: dict[tuple[int, int], list[knees.Knee]]
+
+    def stride(self, g: int) -> float:
+        """Meters loop g travels per loop (`_stride_m`, with its own facing)."""
+        if g not in self.strides:
+            self.strides[g] = _stride_m(self.loops[g])
+        return self.strides[g]
+
+    def knee_ranges(self, a: int, b: int) -> list[knees.Knee]:
+        """The knees' range over loops a and b (one loop: a == b)."""
+        key = (min(a, b), max(a, b))
+        if key not in self.pair_knees:
+            self.pair_knees[key] = knees.ranges(*(self.loops[g] for g in sorted(set(key))))
+        return self.pair_knees[key]
+
+
+def in_step(loops: Sequence[Clip], *, names: Sequence[str] | None = None, first: str | None = None) -> Gaits:
+    """Loops of one skeleton made ready to blend in step: moved onto one motion root
+    (`common_root`), their markers matched (`markers_in_step` with `names` and `first`), and
+    what a blend reads of each loop worked out once."""
+    for i, c in enumerate(loops):
+        _check_loop(c, f"loop {i}")
+        loops[0].check_compatible(c)
+    clips = common_root(loops)
+    up, forward = clips[0].up, clips[0].forward
+    return Gaits(clips, markers_in_step(clips, names=names, first=first),
+                 [loop_travel(c, up, forward) for c in clips], {}, {})
+
+
+class _Pace(NamedTuple):
+    """Two loops' matched segment durations over the least common multiple of their marker
+    counts (seconds, [K] each) and their strides over as many loops (meters)."""
+
+    durations_a: Array
+    durations_b: Array
+    stride_a: float
+    stride_b: float
+    loops_a: int        # a's loops in those segments
+
+
+def _pace(ma: Markers, mb: Markers, stride_a: float, stride_b: float) -> _Pace:
+    count = math.lcm(len(ma.durations), len(mb.durations))
+    ra, rb = count // len(ma.durations), count // len(mb.durations)
+    return _Pace(np.tile(ma.durations, ra), np.tile(mb.durations, rb), stride_a * ra, stride_b * rb, ra)
+
+
+def _pace_of(a: Clip, b: Clip) -> _Pace:
+    """The pace of loops a and b as `sync_blend` plays them, without the rest of `in_step`."""
+    _check_loop(a, "a")
+    _check_loop(b, "b")
+    a.check_compatible(b)
+    loops = common_root([a, b])
+    ma, mb = markers_in_step(loops)
+    return _pace(ma, mb, _stride_m(loops[0]), _stride_m(loops[1]))
+
+
+def pair_weights(gaits: Gaits, a: int, b: int, speeds: npt.ArrayLike, mode: str = "linear") -> Array:
+    """[...] the weights at which gaits a and b (indices) blended in step travel at `speeds` (m/s,
+    an array): `weight_for_speed` of that pair, from what `in_step` worked out."""
+    p = _pace(gaits.markers[a], gaits.markers[b], gaits.stride(a), gaits.stride(b))
+    return np.asarray(_weights_for(p, np.asarray(speeds, dtype=np.float64), mode, gaits.loops[a].name,
+                                   gaits.loops[b].name))
+
+
+# -- sampling and blending poses -----------------------------------------------------------------
+
+
+def _frame_positions(t: Array, fps: float, n: int) -> tuple[np.ndarray, np.ndarray, Array]:
+    """(frame [m] int, next frame, fraction [m]) of times t in a loop of n frames."""
+    x = resample.snap_frames(np.asarray(t) * fps)
+    base = np.floor(x)
+    frac = x - base
+    i = np.mod(base, n).astype(np.int64)
+    return i, np.where(i + 1 == n, 0, i + 1), frac
+
+
+def _runs(a: np.ndarray, b: np.ndarray) -> list[tuple[int, int]]:
+    """[(start, stop)] of the runs of frames over which a and b each hold one value."""
+    change = np.ones(len(a), dtype=bool)
+    change[1:] = (a[1:] != a[:-1]) | (b[1:] != b[:-1])
+    starts = np.flatnonzero(change)
+    return list(zip(starts.tolist(), np.append(starts[1:], len(a)).tolist(), strict=True))
+
+
+def _shown(pairs: Pairs) -> list[int]:
+    """The loops that show somewhere (`Pairs.showing`)."""
+    return sorted(set().union(*(np.unique(x).tolist() for x in pairs.showing())))
+
+
+def _poses(gaits: Gaits, s: Warp, m: Array) -> tuple[Array, Array]:
+    """The loops sampled at their warped times and blended in their pairs, by weight times `m`
+    per joint: rotations [n, J, 4] and translations [n, J, 3], the root's its residual (each
+    loop's root is replaced by its residual, so that it blends like a joint). Over each run of
+    frames with one pair; one loop alone where the other has no weight."""
+    pairs = s.pairs
+    shown = sorted(set(np.unique(pairs.a).tolist()) | set(np.unique(pairs.b[pairs.weight > 0.0]).tolist()))
+    j0 = gaits.loops[0].root
+    rots, poss = {}, {}
+    for g in shown:
+        loop, travel = gaits.loops[g], gaits.travel[g]
+        rots[g], poss[g] = loop.rotations.copy(), loop.positions.copy()
+        rots[g][:, j0], poss[g][:, j0] = travel.residual.rotation, travel.residual.position
+    still_rot, still_pos = rots[shown[0]][0], poss[shown[0]][0]
+    # Joints that hold one rotation (translation) in every loop need no sampling (CMU: 6 of 31).
+    same_rot = np.ones(len(still_rot), dtype=bool)
+    same_pos = same_rot.copy()
+    for g in shown:
+        same_rot &= np.all(rots[g] == still_rot, axis=(0, 2))
+        same_pos &= np.all(poss[g] == still_pos, axis=(0, 2))
+    moving, moved = np.flatnonzero(~same_rot), np.flatnonzero(~same_pos)
+    tables = {g: quat.slerp_table(rots[g][:, moving]) for g in shown}
+    n = len(pairs.weight)
+    rot, pos = np.empty((n, *still_rot.shape)), np.empty((n, *still_pos.shape))
+    rot[:] = still_rot
+    pos[:] = still_pos
+    t = pairs.weight[:, None] * m
+    for a, z in _runs(pairs.a, pairs.b):
+        ga, gb = int(pairs.a[a]), int(pairs.b[a])
+        # One loop alone where the other has no weight on any joint.
+        if ga != gb and np.all(t[a:z] >= 1.0):
+            ga = gb
+        pair = ga != gb and bool(np.any(t[a:z] > 0.0))
+        A, B = gaits.loops[ga], gaits.loops[gb]
+        ia, na, fa = _frame_positions(s.local[ga][a:z], A.fps, A.n_frames)
+        if pair:
+            ib, nb, fb = _frame_positions(s.local[gb][a:z], B.fps, B.n_frames)
+        tm = t[a:z, moving]
+        for k in range(0, z - a, _BLOCK):
+            f = slice(k, k + _BLOCK)
+            q = quat.sample_table(tables[ga], ia[f], fa[f])
+            if pair:
+                q = quat.slerp_planes(q, quat.sample_table(tables[gb], ib[f], fb[f]), tm[f])
+            block = rot[a + k:a + k + q.shape[1]]
+            block[:, moving] = np.moveaxis(q, 0, -1)
+        if moved.size:
+            pa = poss[ga][:, moved]
+            p = blend.lerp(pa[ia], pa[na], fa[:, None])
+            if pair:
+                pb = poss[gb][:, moved]
+                p = blend.lerp(p, blend.lerp(pb[ib], pb[nb], fb[:, None]), t[a:z, moved])
+            pos[a:z, moved] = p
+    return rot, pos
+
+
+def _blended_trajectory(gaits: Gaits, shown: list[int], s: Warp, w: Array, anchor: int,
+                        still: float) -> root.Trajectory:
+    """The blend's floor trajectory: each loop's steps and turns over its warped time steps, the
+    pair's blended by `w` [n] (each step by its first frame's) and integrated from the `anchor`
+    loop's trajectory at its time at frame 0.
 
     Each loop travels at its own angle to its heading (the pelvis's yaw, which swings within a
     stride and differs between gaits at one phase), so blended steps travel at an angle that moves
     with the weight: a walk -> run ramp of Bandai takes turned its path by up to 8 degrees.
     Where the weight moves, the heading turns the other way by as much (`_travel_angle` of each
-    loop from where the blend starts in it, the blend's angle from their velocities added by
-    weight), so the path keeps its direction and the body turns from one gait's facing to the
-    other's. Not where a loop barely travels (`still`, file units per second) or the two travel
-    more than 45 degrees apart from their facings (a forward walk and a backward one)."""
-    step_a, turn_a = _travel(ra, s.times_a, fps[0])
-    step_b, turn_b = _travel(rb, s.times_b, fps[1])
+    loop, the blend's angle from their velocities added by weight), so the path keeps its
+    direction and the body turns from one gait's facing to the other's. Not where a loop barely
+    travels (`still`, file units per second) or two travel more than 45 degrees apart from their
+    facings (a forward walk and a backward one)."""
+    n = len(w)
+    up = gaits.loops[0].up
+    a, b = _showing(s.pairs.a, s.pairs.b, w)
+    step_a, step_b = np.zeros((n - 1, 3)), np.zeros((n - 1, 3))
+    turn_a, turn_b = np.zeros(n - 1), np.zeros(n - 1)
+    velocity = np.zeros(len(gaits.loops), dtype=np.complex128)
+    speeds, angles = [], []
+    for g in shown:
+        travel, fps = gaits.travel[g], gaits.loops[g].fps
+        step, turn = _travel(travel, s.local[g], fps)
+        on_a, on_b = a[:-1] == g, b[:-1] == g
+        step_a[on_a], turn_a[on_a] = step[on_a], turn[on_a]
+        step_b[on_b], turn_b[on_b] = step[on_b], turn[on_b]
+        angle, speed = _travel_angle(travel, fps, up)
+        velocity[g] = speed * np.exp(1j * angle)
+        speeds.append(speed)
+        angles.append(angle)
     step = blend.lerp(step_a, step_b, w[:-1])
     turn = blend.lerp(turn_a[:, None], turn_b[:, None], w[:-1])[:, 0]
-    heading = ra.trajectory.heading[0] + np.concatenate([[0.0], np.cumsum(turn)])
-    angle_a, speed_a = _travel_angle(ra, float(s.times_a[0]), fps[0], up)
-    angle_b, speed_b = _travel_angle(rb, float(s.times_b[0]), fps[1], up)
-    if min(speed_a, speed_b) >= still and abs(_wrap(angle_a - angle_b)) <= _SAME_GAIT and np.ptp(w) > 0.0:
-        velocity = (1.0 - w) * speed_a * np.exp(1j * angle_a) + w * speed_b * np.exp(1j * angle_b)
-        angle = np.unwrap(np.angle(velocity))
+    p0, h0 = _trajectory_at(gaits.travel[anchor], float(s.local[anchor][0]), gaits.loops[anchor].fps, up)
+    heading = h0 + np.concatenate([[0.0], np.cumsum(turn)])
+    apart = max(abs(_wrap(x - y)) for x in angles for y in angles)
+    if min(speeds) >= still and apart <= _SAME_GAIT:
+        angle = np.unwrap(np.angle((1.0 - w) * velocity[a] + w * velocity[b]))
         heading = heading + (angle[0] - angle)
-    return root.Trajectory(_integrate(ra.trajectory.position[0], heading, step, up), heading)
+    return root.Trajectory(_integrate(p0, heading, step, up), heading)
 
 
-def _travel_angle(loop: _RootLoop, t: float, fps: float, up: Array) -> tuple[float, float]:
-    """(angle, speed): the direction of the loop's travel over one cycle from time t (seconds),
-    radians from its heading halfway through that cycle (a turning loop's chord points there),
-    and its speed (file units per second)."""
-    n = len(loop.turn)
-    heading = loop.trajectory.heading[0] + np.concatenate([[0.0], np.cumsum(np.tile(loop.turn, 2))])
-    pos = _integrate(loop.trajectory.position[0], heading, np.tile(loop.step, (2, 1)), up)
-    x = float(resample.snap_frames(np.array([t * fps]))[0]) % n
-    i = min(math.floor(x), n - 1)
-    f = x - i
-    chord = blend.lerp(pos[i + n], pos[i + n + 1], f) - blend.lerp(pos[i], pos[i + 1], f)
-    at = float(blend.lerp(heading[i:i + 1], heading[i + 1:i + 2], f)[0]) + 0.5 * float(np.sum(loop.turn))
-    fwd, side = root.floor_axes(up)
-    return math.atan2(float(chord @ side), float(chord @ fwd)) - at, float(np.linalg.norm(chord)) * fps / n
+def blend_warped(gaits: Gaits, s: Warp, *, mask: npt.ArrayLike | None = None, anchor: int = 0,
+                 name: str | None = None) -> Clip:
+    """The loops played where `s` warps them and blended in its pairs: what `sync_blend` does with
+    two.
 
-
-def _with_residual(clip: Clip, loop: _RootLoop) -> tuple[Array, Array]:
-    """The loop's local rotations and translations with the root's replaced by its residual, so
-    the residual is sampled and blended like any joint."""
-    rot, pos = clip.rotations.copy(), clip.positions.copy()
-    rot[:, clip.root], pos[:, clip.root] = loop.residual.rotation, loop.residual.position
-    return rot, pos
+    Each loop is sampled at its warped time by slerp / lerp between its frames, wrapping at the
+    seam, and each pair's poses blend at its weight (times `mask` [J] per joint, as in
+    `blend.blend_poses`). Root motion: each loop's floor step over its own warped time step
+    (velocity x playback rate) in its travel frame, and its turn, blend by the weight (times
+    the root's mask) and integrate from the `anchor` loop's trajectory where it is at frame 0;
+    the residual (height, sway, hip rotation and the pelvis's swing off that heading) blends like
+    a joint; where the weight moves, the heading turns against the change in the blended steps'
+    angle to it (`_blended_trajectory`). Knees are kept within the range of the pair's loops
+    (`knees.keep`). `events` hold the markers' crossings (the first loop's names; sub-frame
+    seconds). name: the clip's (default: the names of the loops that show, joined by '+')."""
+    ref = gaits.loops[0]
+    m = blend.check_mask(mask, ref.n_joints)
+    shown = _shown(s.pairs)
+    rot, pos = _poses(gaits, s, m)
+    j = ref.root
+    residual = root.Residual(pos[:, j].copy(), rot[:, j].copy())
+    # Poses in range blend about in range; a knee the blend takes past its pair's is eased back.
+    first, second = s.pairs.showing()
+    for a, z in _runs(first, second):
+        ranges = gaits.knee_ranges(int(first[a]), int(second[a]))
+        rot[a:z] = knees.keep(rot[a:z], pos[a:z], ref.parents, ranges)
+    trajectory = _blended_trajectory(gaits, shown, s, s.pairs.weight * m[j], anchor,
+                                     _STILL_MPS / ref.meters_per_unit)
+    world_rot, world_pos = root.compose(trajectory, residual, ref.up)
+    above = int(ref.parents[j])
+    if above < 0:
+        rot[:, j], pos[:, j] = world_rot, world_pos
+    else:
+        # Under the joints above it (root.with_root_world without its copies of every joint).
+        parent_rot, parent_pos = root.root_world_of(rot, pos, ref.parents, above)
+        rot[:, j] = quat.inv_mul(parent_rot, world_rot)
+        pos[:, j] = quat.mul_vec(quat.inv(parent_rot), world_pos - parent_pos)
+    names = s.markers[0].names
+    events: dict[str, list[float]] = {k: [] for k in names if k}
+    for t, k in s.crossings:
+        if names[k % len(names)] and t <= s.times[-1] + 1e-9:
+            events[names[k % len(names)]].append(t)
+    if name is None:
+        name = "+".join(x for x in (gaits.loops[g].name for g in shown) if x)
+    return Clip(ref.names, ref.parents, ref.offsets, rot, pos, s.fps, channels=ref.channels,
+                end_parents=ref.end_parents, end_offsets=ref.end_offsets,
+                events={k: np.asarray(v) for k, v in events.items()}, name=name, root=j, up=ref.up,
+                forward=ref.forward, meters_per_unit=ref.meters_per_unit, motion_start=0)
 
 
 def sync_blend(a: Clip, b: Clip, weight: Any, duration: float, *, mode: str = "linear",
@@ -694,83 +1013,71 @@ def sync_blend(a: Clip, b: Clip, weight: Any, duration: float, *, mode: str = "l
     feet: {'L': ankle, 'R': ankle} when the body map's are not the ones (`body.with_feet`): up and
         facing, which root travel is measured by, come from the map.
 
-    The output starts at a's time 0 (for `loop_cycle` loops, on the FootDown_L marker). Markers
-    common to both loops (by name, in the same cycle order) are matched; without any, both play at
-    one normalized time. Each loop is sampled at its warped time (`sync_times`) by slerp/lerp
-    between its frames, wrapping at the seam, and the poses blend as `blend.blend_poses` does.
-    Root motion: each loop's floor step over its own warped time step (velocity x playback rate)
-    in its travel frame (a heading that turns evenly by the loop's cycle turn, at the pelvis's
-    mean yaw), and its turn, blend by weight and integrate from a's trajectory at its time 0;
-    the residual (height, sway, hip rotation and the pelvis's swing off that heading) blends like
-    a joint. Where the weight moves, the heading turns against the change in the blended
-    steps' angle to it, so a ramp between loops that travel straight travels straight, its body
-    turning from one gait's facing to the other's (`_blended_trajectory`). So travel speed is
-    blended stride over blended period (`travel_speed`), not linear in w. `events` hold the
-    markers' times in the blend (sub-frame). lock_feet=True runs `footlock.lock_feet` on the
-    blend with the loops' contacts laid out on it (`sync_contacts`: planted where both loops
-    are at their warped times), so the feet the blend slides stay put.
+    The output starts at a's time 0 (for `loop_cycle` loops, on a touchdown marker). Markers
+    common to both loops (by name, in cycle order, `markers_in_step`; a loop of two cycles plays
+    each of a one-cycle loop's markers twice) are matched; without any, both play at one
+    normalized time. Loops that carry their travel on different joints (a dummy root above the
+    hips in one) are played on the deeper (`common_root`). Each loop is sampled at its warped
+    time (`sync_times`) and the two blend as `blend_warped` does (poses by slerp, root steps in
+    each loop's travel frame blended and integrated from a's trajectory at its time 0, knees kept
+    within the loops' range). So travel speed is blended stride over blended period
+    (`travel_speed`), not linear in w. `events` hold the markers' times in the blend (sub-frame).
+    lock_feet=True runs `footlock.lock_feet` on the blend with the loops' contacts laid out on it
+    (`sync_contacts`), so the feet the blend slides stay put.
     """
     a, b = with_feet(a, feet), with_feet(b, feet)
-    s = _sync(a, b, weight, duration, mode, fps)
-    m = blend.check_mask(mask, a.n_joints)
-    up, forward = a.up, a.forward
-    ra, rb = _root_loop(a, up, forward), _root_loop(b, up, forward)
-    rot, pos = _poses(_with_residual(a, ra), _with_residual(b, rb), (a.fps, b.fps), s, m)
-    residual = root.Residual(pos[:, a.root].copy(), rot[:, a.root].copy())
-    # Two poses in range blend about in range; a knee the blend takes past both loops' is eased back.
-    rot = knees.keep(rot, pos, a.parents, knees.ranges(a, b))
-    trajectory = _blended_trajectory(ra, rb, s, s.weights * m[a.root], (a.fps, b.fps), up,
-                                     _STILL_MPS / a.meters_per_unit)
-    world_rot, world_pos = root.compose(trajectory, residual, up)
-    top = a.parents[a.root] < 0
-    if top:
-        # A top-level root's local motion is its world motion (root.with_root_world without
-        # its copies of every joint).
-        rot[:, a.root], pos[:, a.root] = world_rot, world_pos
-    out = Clip(a.names, a.parents, a.offsets, rot, pos, s.fps, channels=a.channels,
-               end_parents=a.end_parents, end_offsets=a.end_offsets, events=s.events,
-               name="+".join(x for x in (a.name, b.name) if x), root=a.root, up=up, forward=forward,
-               meters_per_unit=a.meters_per_unit, motion_start=0)
-    out = out if top else root.with_root_world(out, world_rot, world_pos)
+    gaits, s = _two(a, b, weight, duration, mode, fps)
+    out = blend_warped(gaits, s, mask=mask, name="+".join(x for x in (a.name, b.name) if x))
     if lock_feet:
-        out = footlock.lock_feet(out, contacts=_laid_out(a, b, s))
+        out = footlock.lock_feet(out, contacts=warped_contacts(gaits, s))
     return out
 
 
-def _laid_out(a: Clip, b: Clip, s: _Sync) -> dict[str, np.ndarray]:
-    ca, cb = contacts.contacts(a), contacts.contacts(b)
-    ia = np.rint(s.times_a * a.fps).astype(np.int64) % a.loop_frames
-    ib = np.rint(s.times_b * b.fps).astype(np.int64) % b.loop_frames
-    return {foot: ca[foot][ia] & cb[foot][ib] for foot in ca.keys() & cb.keys()}
+def warped_contacts(gaits: Gaits, s: Warp,
+                    planted: Sequence[dict[str, np.ndarray]] | None = None) -> dict[str, np.ndarray]:
+    """{foot: bool [n]}: the loops' contacts on the output frames of `s`: planted where every loop
+    that shows is (`Pairs.showing`: each loop of a pair where it has weight), each at the frame
+    nearest its warped time. planted: each loop's {foot: bool [N]} (None: `contacts.contacts` of
+    each loop, read whole, wrapping)."""
+    pairs = s.pairs
+    shown = _shown(pairs)
+    own = {g: contacts.contacts(gaits.loops[g]) if planted is None else planted[g] for g in shown}
+    feet = sorted(set.intersection(*(set(c) for c in own.values())))
+    out = {foot: np.ones(len(pairs.weight), dtype=bool) for foot in feet}
+    first, second = pairs.showing()
+    for g, mask in own.items():
+        clip = gaits.loops[g]
+        frame = np.rint(s.local[g] * clip.fps).astype(np.int64) % clip.loop_frames
+        shows = (first == g) | (second == g)
+        for foot in feet:
+            out[foot] &= mask[foot][frame] | ~shows
+    return out
 
 
 def sync_contacts(a: Clip, b: Clip, weight: Any, duration: float, *, mode: str = "linear",
                   fps: float | None = None, feet: FeetSpec | None = None) -> dict[str, np.ndarray]:
     """{foot: bool [n]}: the loops' contacts (`contacts.contacts`) on `sync_blend`'s output frames
-    with the same arguments: planted where both loops are, each at the frame nearest its warped
-    time."""
+    with the same arguments (`warped_contacts`): planted where a is and, where b has weight,
+    b is, each at the frame nearest its warped time. What `lock_feet=True` holds."""
     a, b = with_feet(a, feet), with_feet(b, feet)
-    return _laid_out(a, b, _sync(a, b, weight, duration, mode, fps))
+    return warped_contacts(*_two(a, b, weight, duration, mode, fps))
 
 
 # -- travel speed --------------------------------------------------------------------------------
 
 
-def _stride_m(clip: Clip) -> float:
-    return float(np.linalg.norm(cycle_travel(clip)[0])) * clip.meters_per_unit
-
-
 def travel_speed(a: Clip, b: Clip, weight: float, mode: str = "linear") -> float:
     """Travel speed (m/s) of `sync_blend(a, b, weight)` at a constant weight: blended stride over
-    blended period, ((1 - w) D_a + w D_b) / S(w), D the loops' strides (`cycle_travel`, meters)
-    and S(w) the sum of the blended segment durations."""
-    _check_loop(a, "a")
-    _check_loop(b, "b")
+    blended period, ((1 - w) D_a + w D_b) / S(w), D the loops' strides (meters: `cycle_travel`'s
+    displacement for a loop that does not turn, the steps without the turn for one that does)
+    and S(w) the sum of the blended segment durations (over as many cycles of each as their
+    markers match, `markers_in_step`)."""
+    p = _pace_of(a, b)
     w = float(weight)
     if not 0.0 <= w <= 1.0:
         raise ValueError(f"weight must be in [0, 1], not {weight}")
-    period = float(_durations(_segments(a, b), np.array(w), mode).sum())
-    return ((1.0 - w) * _stride_m(a) + w * _stride_m(b)) / period
+    period = float(_durations(p.durations_a, p.durations_b, np.array(w), mode).sum())
+    return ((1.0 - w) * p.stride_a + w * p.stride_b) / period
 
 
 def blend_speed(a: Clip, b: Clip, weight: float, mode: str = "linear") -> float:
@@ -787,25 +1094,25 @@ def blend_speed(a: Clip, b: Clip, weight: float, mode: str = "linear") -> float:
     if not 0.0 <= w <= 1.0:
         raise ValueError(f"weight must be in [0, 1], not {weight}")
     length = cycle_length(a, b, w, mode)
-    s = _sync(a, b, w, length, mode, max(1, round(length * a.fps)) / length)
-    up, forward = a.up, a.forward
-    trajectory = _blended_trajectory(_root_loop(a, up, forward), _root_loop(b, up, forward), s,
-                                     s.weights, (a.fps, b.fps), up, _STILL_MPS / a.meters_per_unit)
+    gaits, s = _two(a, b, w, length, mode, max(1, round(length * a.fps)) / length)
+    ref = gaits.loops[0]
+    trajectory = _blended_trajectory(gaits, [0, 1], s, s.pairs.weight, 0, _STILL_MPS / ref.meters_per_unit)
     distance = float(np.linalg.norm(trajectory.position[-1] - trajectory.position[0]))
-    return distance * a.meters_per_unit / length
+    return distance * ref.meters_per_unit / length
 
 
 def cycle_length(a: Clip, b: Clip, weight: float, mode: str = "linear") -> float:
-    """Seconds one blended cycle lasts at a constant `weight`: the sum of its blended segments
-    (linear: L = (T2 - T1) w + T1), e.g. to bake a whole number of cycles."""
-    _check_loop(a, "a")
-    _check_loop(b, "b")
-    return float(_durations(_segments(a, b), np.asarray(float(weight)), mode).sum())
+    """Seconds one blended cycle (a's loop, its segments blended with b's) lasts at a constant
+    `weight`: the sum of its blended segments (linear: L = (T2 - T1) w + T1), e.g. to bake a
+    whole number of cycles."""
+    p = _pace_of(a, b)
+    return float(_durations(p.durations_a, p.durations_b, np.asarray(float(weight)), mode).sum()) / p.loops_a
 
 
-def weight_for_speed(a: Clip, b: Clip, speed_mps: float, mode: str = "linear", *,
-                     feet: FeetSpec | None = None) -> float:
-    """The constant weight at which `sync_blend(a, b, ...)` travels at `speed_mps` (`travel_speed`).
+def weight_for_speed(a: Clip, b: Clip, speed_mps: npt.ArrayLike, mode: str = "linear", *,
+                     feet: FeetSpec | None = None) -> Any:
+    """The constant weight at which `sync_blend(a, b, ...)` travels at `speed_mps` (`travel_speed`);
+    an array of them for an array of speeds.
 
     linear: closed form, w = (s T1 - D1) / ((D2 - D1) - s (T2 - T1)) with T the cycle periods and
     D the strides; harmonic: solved numerically (the smallest such weight); leader: closed form on
@@ -813,38 +1120,49 @@ def weight_for_speed(a: Clip, b: Clip, speed_mps: float, mode: str = "linear", *
     leader mode, inside the gap where the pace jumps. feet: as for `sync_blend`.
     """
     a, b = with_feet(a, feet), with_feet(b, feet)
-    _check_loop(a, "a")
-    _check_loop(b, "b")
-    seg = _segments(a, b)
+    p = _pace_of(a, b)
+    speeds = np.asarray(speed_mps, dtype=np.float64)
+    w = _weights_for(p, speeds, mode, a.name, b.name)
+    return float(w) if speeds.ndim == 0 else w
+
+
+def _weights_for(p: _Pace, speeds: Array, mode: str, name_a: str | None, name_b: str | None) -> Array:
+    """`weight_for_speed`'s weights [...] for speeds [...] from a pair's pace."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; modes are {', '.join(MODES)}")
-    s = float(speed_mps)
-    d1, d2 = _stride_m(a), _stride_m(b)
-    t1, t2 = float(seg.durations_a.sum()), float(seg.durations_b.sum())
+    s = speeds.reshape(-1)
+    d1, d2 = p.stride_a, p.stride_b
+    t1, t2 = float(p.durations_a.sum()), float(p.durations_b.sum())
     v0, v1 = d1 / t1, d2 / t2
     lo, hi = min(v0, v1), max(v0, v1)
     tol = 1e-9 * hi  # the ends as reached, not their rounding
-    if not lo - tol <= s <= hi + tol:
-        raise ValueError(f"{s:.4g} m/s is outside the reachable range [{lo:.4g}, {hi:.4g}] m/s "
-                         f"({a.name or 'a'} {v0:.4g} m/s at weight 0, {b.name or 'b'} {v1:.4g} m/s at 1)")
-    if abs(s - v0) <= tol:
-        return 0.0
-    if abs(s - v1) <= tol:
-        return 1.0
-    if mode == "linear":
-        return float(min(max((s * t1 - d1) / ((d2 - d1) - s * (t2 - t1)), 0.0), 1.0))
-    if mode == "leader":
-        # Each side is linear in w: D(w) over the leader's period.
-        if d2 != d1:
+    bad = ~((s >= lo - tol) & (s <= hi + tol))
+    if np.any(bad):
+        x = float(s[np.argmax(bad)])
+        raise ValueError(f"{x:.4g} m/s is outside the reachable range [{lo:.4g}, {hi:.4g}] m/s "
+                         f"({name_a or 'a'} {v0:.4g} m/s at weight 0, {name_b or 'b'} {v1:.4g} m/s at 1)")
+    at_a, at_b = np.abs(s - v0) <= tol, np.abs(s - v1) <= tol
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if mode == "linear":
+            w = np.clip((s * t1 - d1) / ((d2 - d1) - s * (t2 - t1)), 0.0, 1.0)
+        elif mode == "leader":
+            # Each side is linear in w: D(w) over the leader's period.
             w_a, w_b = (s * t1 - d1) / (d2 - d1), (s * t2 - d1) / (d2 - d1)
-            if 0.0 <= w_a <= 0.5:
-                return float(w_a)
-            if 0.5 < w_b <= 1.0:
-                return float(w_b)
+            w = np.where((w_a >= 0.0) & (w_a <= 0.5), w_a, np.where((w_b > 0.5) & (w_b <= 1.0), w_b, np.nan))
+        else:
+            def gap(x: Array, v: float) -> Array:
+                period = _durations(p.durations_a, p.durations_b, x, mode).sum(axis=-1)
+                return ((1.0 - x) * d1 + x * d2) / period - v
+
+            w = np.array([0.0 if at_a[k] or at_b[k] else _solve(functools.partial(gap, v=float(v)))
+                          for k, v in enumerate(s)])
+    w = np.where(at_a, 0.0, np.where(at_b, 1.0, w))
+    if np.any(np.isnan(w)):
         edge = ((d1 + d2) / (2 * t1), (d1 + d2) / (2 * t2))
-        raise ValueError(f"{s:.4g} m/s falls in leader mode's gap ({min(edge):.4g}, {max(edge):.4g}) m/s "
+        x = float(s[np.argmax(np.isnan(w))])
+        raise ValueError(f"{x:.4g} m/s falls in leader mode's gap ({min(edge):.4g}, {max(edge):.4g}) m/s "
                          "where the lead, and the pace, jump at weight 0.5; use 'linear' or 'harmonic'")
-    return _solve(lambda w: (((1.0 - w) * d1 + w * d2) / _durations(seg, w, mode).sum(axis=-1)) - s)
+    return w.reshape(speeds.shape)
 
 
 def _solve(f: Callable[[Array], Array]) -> float:

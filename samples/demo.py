@@ -12,17 +12,14 @@ prints one table: each step, what it made, how long it took, and its quality num
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import importlib
 import importlib.util
 import io
 import itertools
-import os
 import re
 import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -68,16 +65,13 @@ def clip_summary() -> str:
 
 
 def main() -> int:
-    resources = tempfile.mkdtemp(prefix="stride-demo-")
-    atexit.register(shutil.rmtree, resources, ignore_errors=True)  # Blender uses it until the end
-    os.environ["BLENDER_USER_RESOURCES"] = resources
+    import build
+
+    stride: Any = build.install_extension()
     import bpy
 
     from core import bvh, contacts, dataset, events, metrics, transition
 
-    bpy.ops.extensions.package_install_files(filepath=os.environ["STRIDE_EXTENSION_ZIP"],
-                                             repo="user_default", enable_on_install=True)
-    stride: Any = importlib.import_module("bl_ext.user_default.stride")
     OUT.mkdir(exist_ok=True)
     print(f"Stride demo in Blender {bpy.app.version_string}\n")
     print(clip_summary() + "\n")
@@ -188,18 +182,10 @@ def main() -> int:
     return 0
 
 
-def outside_blender(argv: list[str]) -> int:
-    sys.path.insert(0, str(ROOT))
-    import argparse
-
-    import build
-
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--blender", default=build.DEFAULT_BLENDER, choices=list(build.BLENDER))
-    return build.run_in_blender(Path(__file__), parser.parse_args(argv).blender)
-
-
 if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
     if importlib.util.find_spec("bpy") is None:
-        sys.exit(outside_blender(sys.argv[1:]))
+        import build
+
+        sys.exit(build.rerun_in_blender(Path(__file__), sys.argv[1:], __doc__))
     sys.exit(main())

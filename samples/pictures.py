@@ -8,6 +8,7 @@ images hold no timings and no software tag, so they only change when the maths d
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -319,12 +320,149 @@ def sync_path(walk: Clip, run: Clip, out: Path, seconds: float = 6.0) -> Path:
     return _save(fig, out)
 
 
+def blend_space_ramp(gaits: list[Clip], out: Path, seconds: float = 8.0) -> Path:
+    """A speed ramp through a blend space of gaits and back: the target and the speed the pelvis
+    travels at over each output cycle (and frame by frame), each gait's weight, and the footstep
+    events with the touchdowns found on the output's own feet."""
+    from core import blendspace
+
+    speeds = blendspace.gait_speeds(gaits)
+    target = (np.array([0.0, seconds, 2 * seconds]), np.array([speeds.min(), speeds.max(), speeds.min()]))
+    clip = blendspace.blend_space(gaits, target, 2 * seconds)
+    weights = blendspace.gait_weights(gaits, target, 2 * seconds)
+    t = clip.times
+    p = clip.fk()[1][:, clip.body.pelvis]
+    floor = (p - np.outer(p @ clip.up, clip.up)) * clip.meters_per_unit
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        found = contacts.footsteps(clip)
+    fig, (top, mid, bottom) = plt.subplots(3, 1, figsize=(9, 6.4), sharex=True,
+                                           gridspec_kw={"height_ratios": [3, 2, 1]})
+    frame_speed = np.linalg.norm(np.diff(floor, axis=0), axis=-1) * clip.fps
+    top.plot(t[1:], frame_speed, color="#bbbbbb", lw=0.8, label="pelvis, frame by frame")
+    left = clip.events["FootDown_L"]
+    for i, (a, b) in enumerate(itertools.pairwise(left)):
+        ends = [np.array([np.interp(x * clip.fps, np.arange(clip.n_frames), floor[:, k]) for k in range(3)])
+                for x in (a, b)]
+        top.plot([a, b], [np.linalg.norm(ends[1] - ends[0]) / (b - a)] * 2, color="#444444", lw=2,
+                 label="pelvis, over each cycle (left touchdown to the next)" if i == 0 else None)
+    top.plot(t, np.interp(t, *target), color="#ff7f0e", ls="--", lw=1.6, label="target")
+    palette = ("#2ca02c", "#1f77b4", "#9467bd", "#8c564b", "#e377c2")
+    for k, (g, v) in enumerate(zip(gaits, speeds, strict=True)):
+        name = g.name.split("_")[1] if g.name.count("_") >= 2 else g.name
+        top.axhline(v, color=palette[k % len(palette)], ls=":", lw=1)
+        top.annotate(f"{name} {v:.2f} m/s", (2 * seconds, v), xytext=(4, 0), textcoords="offset points",
+                     va="center", fontsize=8, color=palette[k % len(palette)])
+        mid.plot(t, weights[:, k], color=palette[k % len(palette)], lw=1.6, label=name)
+    top.set_ylabel("m/s")
+    top.legend(loc="upper left", fontsize=8)
+    mid.set_ylabel("gait weight")
+    mid.set_ylim(-0.05, 1.05)
+    mid.legend(loc="upper left", fontsize=8, ncol=len(gaits))
+    for row, foot in enumerate(("L", "R")):
+        key = f"FootDown_{foot}"
+        bottom.vlines(clip.events[key], row + 0.05, row + 0.95, color=COLORS[foot], lw=1.2)
+        bottom.plot(found[key], np.full(len(found[key]), row + 0.5), "k.", ms=3)
+    bottom.set_yticks([0.5, 1.5], ["FootDown_L", "FootDown_R"])
+    bottom.set_ylim(0, 2)
+    bottom.set_xlabel("seconds (dots: touchdowns found on the output's feet)")
+    fig.suptitle(f"Blend space over {len(gaits)} gaits: a speed ramp and back, in step")
+    return _save(fig, out)
+
+
+def _foot_tips(clip: Clip, world_rot: np.ndarray, world_pos: np.ndarray, side: str) -> np.ndarray:
+    """[T, 2, 3] each frame's ankle and the foot point farthest from it (a toe's tip), meters."""
+    feet = contacts.foot_points(clip)[side]
+    ends = clip.end_site_positions(world_rot, world_pos)
+    points = np.concatenate([world_pos[:, feet[0]], ends[:, feet[1]]], axis=1) * clip.meters_per_unit
+    ankle = world_pos[:, clip.body.feet[side][0]] * clip.meters_per_unit
+    reach = np.linalg.norm(points - ankle[:, None], axis=-1).mean(axis=0)
+    return np.stack([ankle, points[:, int(np.argmax(reach))]], axis=1)
+
+
+def path_from_above(gaits: list[Clip], out: Path) -> Path:
+    """Walking along paths seen from above (`path.follow`): the path, the hips, and each planted
+    foot drawn from its ankle to its toe on every frame of its contact (one line where it holds,
+    a fan where it spins or slides): an S-curve of two 4 m arcs with the speed ramping from the
+    walk's to the dash's, a 1.5 m circle at the walk's speed, and a stretch of that circle close
+    up, next to the same bend with the feet neither turned nor locked."""
+    from core import blendspace, path, root
+
+    speeds = np.sort(blendspace.gait_speeds(gaits))
+    up, mpu = gaits[0].up, gaits[0].meters_per_unit
+    fwd, side = root.floor_axes(up)
+    floor = np.stack([fwd, side], axis=1)
+
+    def arcs(radii: list[float], turn: float) -> np.ndarray:
+        step = np.repeat(np.sign(radii), 200) * turn / 200
+        heading = np.concatenate([[0.0], np.cumsum(step)])
+        mid = heading[:-1] + 0.5 * step
+        chord = 2 * np.abs(np.repeat(radii, 200)) * np.sin(turn / 400)
+        steps = chord[:, None] * np.stack([np.cos(mid), np.sin(mid)], axis=1)
+        xy = np.concatenate([[[0.0, 0.0]], np.cumsum(steps, axis=0)])
+        return (np.outer(xy[:, 0], fwd) + np.outer(xy[:, 1], side)) / mpu
+
+    def draw(ax: plt.Axes, clip: Clip, faint: bool = False) -> None:
+        world_rot, world_pos = clip.fk()
+        hips = world_pos[:, clip.body.pelvis] * mpu
+        ax.plot(*(hips @ floor).T, color="#999999" if faint else "k", lw=0.9,
+                label=None if faint else "hips")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            planted = contacts.contacts(clip, split_slides=False)
+        for foot in ("L", "R"):
+            tips = _foot_tips(clip, world_rot, world_pos, foot)
+            first = True
+            for a, b in zip(*contacts.runs(planted[foot]), strict=True):
+                for t in range(a, b):
+                    label = None if faint or not first else f"{foot} foot, each planted frame"
+                    ax.plot(*(tips[t] @ floor).T, color="#aaaaaa" if faint else COLORS[foot], lw=1.4,
+                            alpha=0.35, solid_capstyle="round", label=label)
+                    first = False
+
+    s_curve = arcs([4.0, -4.0], np.pi)
+    ramp = (np.array([0.0, 4 * np.pi]), np.array([speeds[0], speeds[-1]]))
+    circle = arcs([1.5], 2 * np.pi)
+    fig, axes = plt.subplots(1, 3, figsize=(15, 6.2), gridspec_kw={"width_ratios": [1.0, 1.15, 1.15]})
+    walked = path.follow(gaits, circle, float(speeds[0]))
+    for ax, points, clip, title in (
+            (axes[0], s_curve, path.follow(gaits, s_curve, ramp),
+             f"S-curve of two 4 m arcs, {speeds[0]:.2f} -> {speeds[-1]:.2f} m/s (walk to dash)"),
+            (axes[1], circle, walked, f"circle of 1.5 m at {speeds[0]:.2f} m/s (walk)"),
+            (axes[2], circle, walked, "close up: locked (colours) and bent only (grey)")):
+        flat = (points - np.outer(points @ up, up)) * mpu
+        ax.plot(*(flat @ floor).T, color="#dddddd", lw=7, solid_capstyle="round", label="path")
+        if ax is axes[2]:
+            draw(ax, path.follow(gaits, circle, float(speeds[0]), lock_feet=False), faint=True)
+        draw(ax, clip)
+        ax.plot(*(flat[0] @ floor), "o", color="#2ca02c", ms=6, label="start")
+        ax.set_aspect("equal")
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("m")
+    axes[2].set_xlim(1.25, 1.75)
+    axes[2].set_ylim(1.4, 1.9)
+    axes[1].legend(loc="center", fontsize=7)
+    fig.suptitle("path.follow, Bandai walk, run and dash seen from above: feet held where they land, "
+                 "legs turned over them through the turns")
+    return _save(fig, out)
+
+
 def _blend_for_timeline(walk: Clip, run: Clip) -> Clip:
     from core import sync
 
     clip = sync.sync_blend(sync.loop_cycle(walk), sync.loop_cycle(run), 0.5, 2.5)
     clip.name = "blend w=0.5"
     return clip
+
+
+def _bandai_gaits() -> list[Clip]:
+    from core import sync
+
+    data = SAMPLES.parent / "tests" / "data" / "bandai"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return [sync.loop_cycle(bvh.load(data / f"dataset-1_{gait}_normal_001.bvh"))
+                for gait in ("walk", "run", "dash")]
 
 
 def make_all(docs: Path = DOCS, extra: dict[str, Callable[[Path], Path]] | None = None) -> list[Path]:
@@ -341,6 +479,8 @@ def make_all(docs: Path = DOCS, extra: dict[str, Callable[[Path], Path]] | None 
         foot_locking(walk, run, docs / "footlock.png"),
         transition_root_speed(walk, run, docs / "root_speed.png"),
         sync_path(walk, run, docs / "sync_path.png"),
+        blend_space_ramp(_bandai_gaits(), docs / "blendspace.png"),
+        path_from_above(_bandai_gaits(), docs / "path.png"),
     ]
     for name, make in (extra or {}).items():
         paths.append(make(docs / name))

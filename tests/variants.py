@@ -246,6 +246,44 @@ def only(clip: Clip, joint: int) -> Variant:
                  end_offsets=clip.end_offsets[inside]), index
 
 
+def travel_on(clip: Clip, joint: int, like: Clip) -> Clip:
+    """The same world motion with its travel written on `joint` (a take of the skeleton that moves
+    its dummy root re-expressed as one that moves its hips): the joints above it hold `like`'s
+    first pose, and up and facing (a facing is in the root's frame) are `like`'s."""
+    from core import root
+
+    above = skeleton.chain(clip.parents, joint)[:-1]
+    world_rot, world_pos = root.root_world_of(clip.rotations, clip.positions, clip.parents, joint)
+    rot, pos = clip.rotations.copy(), clip.positions.copy()
+    rot[:, above], pos[:, above] = like.rotations[0, above], like.positions[0, above]
+    moved = clip.replace(rotations=rot, positions=pos, root=joint, up=like.up, forward=like.forward)
+    return root.with_root_world(moved, world_rot, world_pos)
+
+
+def played(loop: Clip, n: int, position: np.ndarray | None = None, heading: float | None = None,
+           turn: float | None = None) -> Clip:
+    """The loop played for n frames, each cycle moved rigidly (root.reanchor) to where the one
+    before ends (`sync.cycle_travel`, turning by `turn` in place of its own when given), the first
+    at (position, heading) (None: where the loop stands at its frame 0)."""
+    from core import root, sync
+
+    disp, own = sync.cycle_travel(loop)
+    turn = own if turn is None else turn
+    start = root.trajectory(loop)
+    position = start.position[0] if position is None else position
+    heading = float(start.heading[0]) if heading is None else heading
+    rot: list[np.ndarray] = []
+    pos: list[np.ndarray] = []
+    while sum(len(r) for r in rot) < n:
+        cycle = root.reanchor(loop, 0, position, heading)
+        rot.append(cycle.rotations)
+        pos.append(cycle.positions)
+        position = position + quat.mul_vec(root.yaw_quat(np.asarray(heading), loop.up), disp)
+        heading = heading + turn
+    return loop.replace(rotations=np.concatenate(rot)[:n], positions=np.concatenate(pos)[:n], loop=False,
+                        events={})
+
+
 def world(clip: Clip) -> np.ndarray:
     """[T, J, 3] world joint positions."""
     return clip.fk()[1]

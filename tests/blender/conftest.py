@@ -1,48 +1,28 @@
 """Blender tests run inside the real Blender Python module (a `bpy` wheel), never against mocks.
 
-The extension zip is installed the way a user installs it (`extensions.package_install_files`),
-with BLENDER_USER_RESOURCES pointed at a temp dir so that nothing touches the user's config. The
-zip comes from STRIDE_EXTENSION_ZIP (set by `python build.py test`).
+The extension zip is installed the way a user installs it, into a throwaway user folder
+(build.install_extension, as the demo and the Blender benchmarks install it). The zip comes from
+STRIDE_EXTENSION_ZIP (set by `python build.py test`).
 """
 
 from __future__ import annotations
 
-import atexit
-import importlib
 import os
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
-
-_USER = tempfile.mkdtemp(prefix="stride-blender-user-")
-os.environ["BLENDER_USER_RESOURCES"] = _USER  # must be set before bpy is imported
-atexit.register(shutil.rmtree, _USER, True)
-
-import bpy  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 for entry in (ROOT, ROOT / "tests", ROOT / "tests" / "blender"):
     if str(entry) not in sys.path:
         sys.path.insert(0, str(entry))
 
+import build  # noqa: E402
 
-def _install() -> object:
-    zip_path = os.environ.get("STRIDE_EXTENSION_ZIP")
-    if not zip_path or not Path(zip_path).is_file():
-        raise RuntimeError("STRIDE_EXTENSION_ZIP must name the built extension zip: "
-                           "run the Blender tests through `python build.py test`")
-    result = bpy.ops.extensions.package_install_files(filepath=zip_path, repo="user_default",
-                                                      enable_on_install=True)
-    if result != {"FINISHED"}:
-        raise RuntimeError(f"installing {zip_path} failed: {result}")
-    return importlib.import_module("bl_ext.user_default.stride")
+STRIDE = build.install_extension()  # before bpy is imported: into a throwaway user folder
 
-
-STRIDE = _install()
-
+import bpy  # noqa: E402
 import reports  # noqa: E402  (tests/blender: after sys.path has it)
 
 reports.watch()  # every report of Stride's operators, for test_messages' last test

@@ -106,27 +106,32 @@ PYTHON = (("'='", re.compile(r"=")), ("a brace", re.compile(r"[{}]")), ("a backq
           ("True/False/None", re.compile(r"\b(True|False|None)\b")))
 
 
+def addon_sources() -> list[Path]:
+    """Every .py file of the add-on, its packages' too (not its link to core/)."""
+    addon = ROOT / "blender_addon"
+    return [p for p in sorted(addon.rglob("*.py")) if p.relative_to(addon).parts[0] != "core"]
+
+
 def _code_names() -> set[str]:
     """Names from the code a user never sees: every function, argument and keyword name with an
     underscore in core/ and blender_addon/, the exception and warning classes, `module.name`
     references to core and add-on modules."""
     names: set[str] = set()
     modules = set()
-    for folder in ("core", "blender_addon"):
-        for path in sorted((ROOT / folder).glob("*.py")):
-            modules.add(path.stem)
-            tree = ast.parse(path.read_text())
-            for node in ast.walk(tree):
-                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                    names.add(node.name)
-                    names |= {a.arg for a in (*node.args.args, *node.args.kwonlyargs, *node.args.posonlyargs)}
-                elif isinstance(node, ast.keyword) and node.arg:
-                    names.add(node.arg)
-                elif isinstance(node, ast.ClassDef) and node.name.endswith(("Error", "Warning", "Options")):
-                    names.add(node.name)
+    for path in [*sorted((ROOT / "core").glob("*.py")), *addon_sources()]:
+        modules.add(path.parent.name if path.stem == "__init__" else path.stem)
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                names.add(node.name)
+                names |= {a.arg for a in (*node.args.args, *node.args.kwonlyargs, *node.args.posonlyargs)}
+            elif isinstance(node, ast.keyword) and node.arg:
+                names.add(node.arg)
+            elif isinstance(node, ast.ClassDef) and node.name.endswith(("Error", "Warning", "Options")):
+                names.add(node.name)
     internal = {n.lstrip("_") for n in names
                 if "_" in n.strip("_") or n.endswith(("Error", "Warning", "Options"))}
-    return internal | {f"{m}." for m in modules - {"__init__"}}
+    return internal | {f"{m}." for m in modules - {"blender_addon"}}
 
 
 INTERNAL = _code_names()

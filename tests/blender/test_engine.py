@@ -183,7 +183,7 @@ def check_round_trip(kind, fmt, engine, scene, stride, rig_folder, tmp_path):
     want = {a.name: reference(obj, a, hips) for a in actions}
     marks = {a.name: marker_events(a, fps) for a in actions}
     count = len(bpy.data.actions)
-    out = tmp_path / f"take{stride.engine.EXTENSIONS[fmt]}"
+    out = tmp_path / f"take{stride.recipes.engine.EXTENSIONS[fmt]}"
     assert bpy.ops.stride.export_engine(filepath=str(out), actions=",".join(a.name for a in actions),
                                         file_format=fmt, engine=engine) == {"FINISHED"}
     assert len(bpy.data.actions) == count  # nothing new: they have root motion
@@ -328,7 +328,7 @@ def test_on_a_rigify_rig_the_root_goes_on_its_deform_copy_and_the_rig_stays(scen
     # Baking the rig again goes onto the same copy.
     bpy.context.view_layer.objects.active = obj
     assert bpy.ops.stride.add_root_motion(action=source.name) == {"FINISHED"}
-    assert [o.name for o in bpy.data.objects if o.get(stride.engine.COPY_OF)] == [copy.name]
+    assert [o.name for o in bpy.data.objects if o.get(stride.recipes.engine.COPY_OF)] == [copy.name]
     name = obj.name
     bpy.ops.ed.undo()
     assert f"{name} (Stride)" not in bpy.data.objects and name in bpy.data.objects
@@ -440,7 +440,7 @@ def test_exporting_keeps_the_armature_its_name_nla_and_selection(scene, stride, 
 @pytest.mark.parametrize(("fmt", "engine"), [("FBX", "UNREAL"), ("FBX", "UNITY"), ("GLB", "UNREAL")])
 def test_every_exporter_option_exists_in_this_blender(fmt, engine, stride):
     props = getattr(bpy.ops.export_scene, "fbx" if fmt == "FBX" else "gltf").get_rna_type().properties
-    for name, value in stride.engine.exporter_options(fmt, engine).items():
+    for name, value in stride.jobs.engine.exporter_options(fmt, engine).items():
         assert name in props, (bpy.app.version_string, name)
         prop = props[name]
         if prop.type == "ENUM" and not prop.is_enum_flag and name != "export_format":

@@ -161,9 +161,8 @@ def test_the_clauses_around_the_python_stay(stride):
 def test_every_report_goes_through_the_wording(stride):
     """Each `report` and `poll_message_set` in the add-on says its text through in_user_words (or is
     `tell`, which does), so that a message added later reads in the UI's words too."""
-    source = reports.ROOT / "blender_addon"
     unworded = []
-    for path in sorted(source.glob("*.py")):
+    for path in reports.addon_sources():
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
@@ -174,7 +173,7 @@ def test_every_report_goes_through_the_wording(stride):
             worded = isinstance(text, ast.Call) and getattr(text.func, "attr", getattr(text.func, "id", "")) \
                 == "in_user_words"
             if not worded and not isinstance(text, ast.Constant):
-                unworded.append(f"{path.name}:{node.lineno}")
+                unworded.append(f"{path.relative_to(reports.ROOT)}:{node.lineno}")
     assert unworded == []
 
 

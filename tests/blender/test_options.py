@@ -269,3 +269,60 @@ def test_sidebar_settings_reach_the_operator_buttons(scene, stride):
                 assert (tuple(got) if field.startswith("frames") else got) == \
                     (tuple(want) if field.startswith("frames") else want), (cls_name, field)
         assert set(vars(op)) == {f.name for f in dataclasses.fields(getattr(stride.options, cls_name))}
+
+
+def test_a_field_added_to_an_options_class_is_a_property_a_sidebar_setting_and_a_flag(scene, stride,
+                                                                                      monkeypatch):
+    """One more field in SyncOptions, declared in code as every field is (options.opt), is Bake Sync
+    Blend's property, a sidebar setting that reaches the bake's button, and a flag of sync-blend,
+    with nothing else written: each is made from the options."""
+    o = stride.options
+    wobble = o.opt(0.25, "How far the feet wobble", "s", "--wobble", label="Wobble", bounds=(0.0, 1.0))
+    wobbly = dataclasses.make_dataclass("SyncOptions", [("wobble", float, wobble)], bases=(o.SyncOptions,),
+                                        frozen=True)
+    # An operator declared as Bake Sync Blend is: by its options class.
+    assert stride.operators.STRIDE_OT_bake_sync_blend.options_class is o.SyncOptions
+    read = []
+
+    def execute(self, context):
+        read.append(self.read_options())
+        return {"FINISHED"}
+
+    operator = type("STRIDE_OT_wobbly_sync_blend", (stride.properties.FromOptions, bpy.types.Operator),
+                    {"bl_idname": "stride.wobbly_sync_blend", "bl_label": "Wobbly Sync Blend",
+                     "options_class": wobbly, "execute": execute})
+    bpy.utils.register_class(operator)
+    try:
+        props = [p for p in bpy.ops.stride.wobbly_sync_blend.get_rna_type().properties
+                 if p.identifier != "rna_type"]
+        assert [p.identifier for p in props] == [f.name for f in dataclasses.fields(wobbly)]
+        assert_is_field(props[-1], wobbly, "wobble", stride)
+        assert bpy.ops.stride.wobbly_sync_blend(wobble=0.5) == {"FINISHED"}
+        assert read[-1].wobble == 0.5 and read[-1].weight == 0.5
+    finally:
+        bpy.utils.unregister_class(operator)
+    # The sidebar, made from the commands it runs, the one with the field among them.
+    sidebar = tuple(wobbly if c is o.SyncOptions else c for c in stride.properties.SIDEBAR)
+    monkeypatch.setattr(stride.properties, "SIDEBAR", sidebar)
+    group = type("StrideWobblySettings", (bpy.types.PropertyGroup,),
+                 {"__annotations__": stride.properties.sidebar_properties()})
+    bpy.utils.register_class(group)
+    bpy.types.Scene.stride_wobbly = bpy.props.PointerProperty(type=group)
+    try:
+        settings = scene.stride_wobbly
+        names = {p.identifier for p in settings.bl_rna.properties} - {"rna_type", "name"}
+        assert names == set(SIDEBAR) | {"wobble"}
+        assert_is_field(settings.bl_rna.properties["wobble"], wobbly, "wobble", stride)
+        settings.wobble = 0.5
+        assert stride.properties.settings_options(wobbly, settings).wobble == 0.5
+        button = types.SimpleNamespace()
+        stride.panels.fill_operator(button, settings, wobbly)
+        assert button.wobble == 0.5
+    finally:
+        del bpy.types.Scene.stride_wobbly
+        bpy.utils.unregister_class(group)
+    # The CLI: a flag of sync-blend, read into the options.
+    monkeypatch.setattr(stride.arguments, "SyncOptions", wobbly)
+    args = stride.arguments.build_parser().parse_args(["sync-blend", "a.bvh", "b.bvh", "--weight", "0.5",
+                                                       "--seconds", "2", "--wobble", "0.5", "--out", "c.bvh"])
+    assert stride.arguments.options_from(wobbly, args).wobble == 0.5

@@ -195,12 +195,15 @@ def test_lock_keeps_bone_lengths_steps_and_knee_side(locked):
 
 
 def test_lock_leaves_root_and_upper_body_and_warns_when_out_of_reach():
+    """Only the legs change (hip, knee, ankle, and the toes where a held foot turns heel up on its
+    ball); a take sped up 30 % (15 % is now held within 1 cm: the foot turns heel up rather than
+    reach further) is out of reach and says so."""
     clip = bvh.load(take_path("dataset-1_walk_normal_001"))
-    fast = sped_up(clip)
+    fast = sped_up(clip, 1.3)
     with pytest.warns(footlock.FootLockWarning, match="could not reach"):
         out = footlock.lock_feet(fast, contacts=detect(clip))
     legs = {j for side, leg in fast.body.legs.items() for j in (leg[0], fast.parents[fast.body.feet[side][0]],
-                                                                  fast.body.feet[side][0])}
+                                                                  *fast.body.feet[side][:2])}
     others = [j for j in range(fast.n_joints) if j not in legs]
     np.testing.assert_array_equal(out.rotations[:, others], fast.rotations[:, others])
     np.testing.assert_array_equal(out.positions, fast.positions)
@@ -297,3 +300,32 @@ def test_transitions_and_sync_blends_with_locked_feet_are_the_same_in_any_conven
             want, _ = remake(bake(src, dst))
         np.testing.assert_allclose(V.world(got)[:, index], V.world(want)[:, index], rtol=0,
                                    atol=1e-6 * src_v.height, err_msg=method)
+
+
+@pytest.mark.parametrize("name", ["02_01", "dataset-1_walk_happy_001"])
+def test_a_held_foot_keeps_the_source_heights_and_its_toes_their_world_rotation(name):
+    """Issue 36: a lock takes out only the pivot's slide over the floor, and where the held ankle
+    would be farther from the hip than the source's the foot turns heel up on its ball (the toe
+    joint bends) rather than straighten the knee. On every contact frame of an unchanged take the
+    ball and the toe tip stay at the source's heights, the toes keep their world rotation but for
+    the few degrees a foot nearly on end turns on its tip, and the ankle only rises (the heel up)
+    but for a millimetre (scipy's FK)."""
+    import motion_checks as M
+
+    clip = bvh.load(take_path(name))
+    planted = detect(clip)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", footlock.FootLockWarning)
+        out = footlock.lock_feet(clip, contacts=planted)
+    (m0, p0), (m1, p1) = M.world(clip), M.world(out)
+    rose = 0.0
+    for side, mask in planted.items():
+        mask = mask & (np.arange(clip.n_frames) > clip.motion_start)
+        dh = ((M.foot_points(out, side, m1, p1) - M.foot_points(clip, side, m0, p0)) @ clip.up)[mask]
+        assert np.abs(dh[:, 1:]).max() < 0.0005, (side, np.abs(dh[:, 1:]).max())
+        assert dh[:, 0].min() > -0.0015, (side, dh[:, 0].min())
+        rose = max(rose, dh[:, 0].max())
+        toe = clip.body.feet[side][1]
+        turn = Rotation.from_matrix(m0[mask, toe]).inv() * Rotation.from_matrix(m1[mask, toe])
+        assert np.degrees(turn.magnitude()).max() <= np.degrees(footlock.TIP_MAX) + 1e-6
+    assert rose > 0.001  # a heel does go up somewhere

@@ -34,12 +34,6 @@ STEP_SAME, STEP_FAST = 1.5, 2.0
 ACCEL_SAME = 1.25
 SLIP_M = 0.01
 SINK_M = 0.005
-# Takes where a bound is missed: the best reached (README, "Foot locking", says why).
-STEP_SAME_MISSED = {"02_01": 2.0, "09_12": 2.4, "131_01": 1.6}
-ACCEL_SAME_MISSED = {"01_01": 1.75, "02_01": 2.0, "02_02": 1.65, "09_12": 1.45, "131_01": 1.35, "131_02": 1.4,
-                     "dataset-1_run_normal_001": 1.35, "dataset-1_walk-left_normal_001": 1.45,
-                     "dataset-1_walk_happy_001": 1.65, "dataset-1_walk_normal_001": 1.3,
-                     "dataset-1_walk_normal_002": 1.4, "dataset-1_walk_tired_001": 1.5}
 
 
 def _lock(src, masks, lower):
@@ -81,7 +75,7 @@ def test_locked_knees_never_straighten_past_the_inputs_straightest(locked):
 def test_locked_leg_joints_step_no_more_than_the_inputs_largest_step_allows(locked):
     name, _, _, _, base, outs = locked
     for (fast, lower), (_, got, _) in outs.items():
-        bound = STEP_FAST if fast else STEP_SAME_MISSED.get(name, STEP_SAME)
+        bound = STEP_FAST if fast else STEP_SAME
         for side in got.steps:
             ratio = (got.steps[side].max(axis=0) / base[fast].steps[side].max(axis=0)).max()
             assert ratio <= bound, (name, fast, lower, side, ratio)
@@ -93,7 +87,7 @@ def test_locked_knees_ankles_and_toes_accelerate_no_more_than_the_input(locked):
         got = outs[False, lower][1]
         for side in got.accel:
             ratio = (got.accel[side] / base[False].accel[side]).max()
-            assert ratio <= ACCEL_SAME_MISSED.get(name, ACCEL_SAME), (name, lower, side, ratio)
+            assert ratio <= ACCEL_SAME, (name, lower, side, ratio)
 
 
 def _slips(clip, masks, legs: M.Legs, src: M.Legs):
@@ -171,11 +165,10 @@ def test_lower_pelvis_lowers_only_where_a_foot_is_out_of_reach(locked):
 
 # The issue asks for each stance knee's straightest within 3 degrees of the input's with
 # lower_pelvis on unchanged takes; reached (degrees, the worst stance per take; README says why):
-STANCE_KNEE_MISSED = {"01_01": 5.0, "02_01": 4.5, "02_02": 5.5, "02_03": 8.5, "09_01": 8.5, "09_12": 14.0,
-                      "131_01": 9.0, "131_02": 18.0, "131_03": 16.5, "dataset-1_run_happy_001": 10.0,
-                      "dataset-1_run_normal_001": 13.5, "dataset-1_run_tired_001": 14.5,
-                      "dataset-1_walk_happy_001": 8.5, "dataset-1_walk_normal_002": 3.5,
-                      "dataset-1_walk_tired_001": 25.0}
+# 226 of 233 stances are within it; the rest hold a foot the source slides 1-2 cm over the stance
+# (09_12's backward walking at its lifts, 131_03) or toward the hip (walk_normal_002), which no
+# still foot can follow without a knee straighter or more bent than the source's.
+STANCE_KNEE_MISSED = {"09_12": 5.5, "131_03": 4.5, "dataset-1_walk_normal_002": 3.5}
 
 
 def test_lower_pelvis_lets_stance_knees_straighten_as_the_inputs(locked):

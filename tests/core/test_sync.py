@@ -4,11 +4,16 @@ reproducing them, footsteps on the warped markers, foot sliding, and speed targe
 
 from __future__ import annotations
 
+import warnings
+
+import motion_checks
 import numpy as np
 import pytest
+from fixtures import take_path
 from scipy.spatial.transform import Rotation, Slerp
+from variants import played, travel_on
 
-from core import blend, contacts, metrics, quat, root, sync
+from core import blend, bvh, contacts, footlock, metrics, quat, root, skeleton, sync
 from core.clip import Clip, SkeletonMismatch
 
 FPS = 100.0
@@ -168,6 +173,27 @@ def test_markers_match_by_name_in_cycle_order_whatever_the_first_one_is():
     assert at(tb, 0.6) == pytest.approx(0.8, abs=1e-12)
     out = sync.sync_blend(walk, run, 0.0, 1.2, fps=FPS)
     assert sorted(out.events) == ["FootDown_L", "FootDown_R"]
+
+
+def test_a_loop_of_two_cycles_plays_each_of_a_one_cycle_loops_markers_twice():
+    # The issue's run as a loop of two cycles (1.6 s): matched marker by marker with the walk's
+    # one cycle, modulo each one's count, it blends as the one-cycle run does.
+    walk, run = walk_run(1.8, 3.2)
+    two = rig(1.6, {"FootDown_L": [0.0, 0.8], "FootDown_R": [0.3, 1.1]}, stride=6.4, clock_axis=1)
+    ta, tb = sync.sync_times(walk, two, 0.5, 2.0, fps=40.0)
+    ta1, tb1 = sync.sync_times(walk, run, 0.5, 2.0, fps=40.0)
+    np.testing.assert_allclose(ta, ta1, atol=1e-12)
+    np.testing.assert_allclose(tb, tb1, atol=1e-12)  # the second cycle is the first one on
+    out = sync.sync_blend(walk, two, 0.5, 2.0, fps=40.0)
+    np.testing.assert_allclose(out.events["FootDown_L"], [0.0, 1.0, 2.0], atol=1e-12)
+    np.testing.assert_allclose(out.events["FootDown_R"], [0.45, 1.45], atol=1e-12)
+    assert sync.travel_speed(walk, two, 0.5) == pytest.approx(sync.travel_speed(walk, run, 0.5), rel=1e-12)
+    assert sync.cycle_length(walk, two, 0.5) == pytest.approx(1.0, abs=1e-12)
+    assert sync.weight_for_speed(walk, two, 2.5) == pytest.approx(0.5, abs=1e-12)
+    # Three markers to two do not repeat one sequence.
+    odd = rig(0.8, {"FootDown_L": [0.0, 0.4], "FootDown_R": [0.3]})
+    with pytest.raises(ValueError, match="do not match in cycle order"):
+        sync.sync_times(walk, odd, 0.5, 1.0)
 
 
 def test_rotations_blend_along_the_shortest_path_whatever_the_quaternion_signs():
@@ -444,22 +470,6 @@ def weight_of(w):
     return (np.array([0.0, SECONDS]), np.array([0.0, 1.0])) if w == "ramp" else w
 
 
-def played(loop: Clip, n: int, position: np.ndarray, heading: float, turn: float | None = None) -> Clip:
-    """The loop repeated for n frames, each cycle moved rigidly (root.reanchor) to where the one
-    before ends (cycle_travel; `turn` in its place when given), the first at (position, heading)."""
-    disp, own = sync.cycle_travel(loop)
-    turn = own if turn is None else turn
-    rot: list[np.ndarray] = []
-    pos: list[np.ndarray] = []
-    while sum(len(r) for r in rot) < n:
-        cycle = root.reanchor(loop, 0, position, heading)
-        rot.append(cycle.rotations)
-        pos.append(cycle.positions)
-        position = position + quat.mul_vec(root.yaw_quat(np.asarray(heading), loop.up), disp)
-        heading = heading + turn
-    return loop.replace(rotations=np.concatenate(rot)[:n], positions=np.concatenate(pos)[:n], loop=False)
-
-
 @pytest.mark.parametrize("w", [0.0, 1.0])
 def test_weights_0_and_1_play_the_loop_cycles_from_the_same_marker_and_anchor(w, loops):
     walk, jog = loops["02_01"], loops["02_03"]
@@ -567,3 +577,54 @@ def test_cycle_length_matches_the_issue_example_in_every_mode():
     assert sync.cycle_length(walk, run, 0.5, "harmonic") == pytest.approx(0.4 + 0.5454545454545, abs=1e-9)
     assert sync.cycle_length(walk, run, 0.75, "leader") == pytest.approx(0.8, abs=1e-12)
     assert sync.cycle_length(walk, run, 0.0) == pytest.approx(1.2, abs=1e-12)
+
+
+# --- sync ramps with lock_feet (issue 37) -----------------------------------------------------------
+
+LOCK_PAIRS = [("02_01", "02_03"), ("dataset-1_walk_normal_001", "dataset-1_run_normal_001"),
+              ("dataset-1_walk_happy_001", "dataset-1_run_tired_001")]
+
+
+@pytest.mark.parametrize("pair", LOCK_PAIRS)
+def test_a_locked_ramp_holds_each_stance_within_the_better_sources_slide_and_half_a_centimetre(pair):
+    """A walk -> run ramp over 6 s with lock_feet: every stance laid out on it (`sync_contacts`,
+    the loops' contacts at their warped times, while the cycle shortens from the walk's to the
+    run's) slides its pivot by at most the better source's worst stance + 0.5 cm, from where the
+    lock is full (issue 36's locks ease in over the landing, as the loops' own feet land). The
+    sources: each loop played alone (weights 0 and 1) over its own stances, measured alike.
+    Held: CMU 0.0 cm (the better source 2.6), Bandai walk_happy/run_tired 0.0 (2.8), and
+    walk_normal/run_normal 1.8 (2.8): the pre-cut run loop slides 5.6 cm a stance itself, and
+    the leg cannot reach some of its locks. Counted from the touchdown, the landings the locks
+    ease in over add up to 5.8 cm (the better sources' own, so counted: 3.5-6.7 cm)."""
+    a, b = (sync.loop_cycle(bvh.load(take_path(name))) for name in pair)
+    ramp = (np.array([0.0, 6.0]), np.array([0.0, 1.0]))
+    planted = sync.sync_contacts(a, b, ramp, 6.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", footlock.FootLockWarning)
+        locked = sync.sync_blend(a, b, ramp, 6.0, lock_feet=True)
+    held = motion_checks.stance_slips(locked, planted, footlock.EASE_IN)
+    # Stances all through the ramp, of both feet.
+    assert len(held) >= 2 * 6.0 / 1.2
+    sources = [motion_checks.stance_slips(sync.sync_blend(a, b, w, 6.0), sync.sync_contacts(a, b, w, 6.0),
+                                          footlock.EASE_IN).max() for w in (0.0, 1.0)]
+    assert held.max() <= min(sources) + 0.005, (np.round(held * 100, 2), np.round(sources, 4))
+    # The lock holds what the plain ramp lets slide.
+    loose = motion_checks.stance_slips(sync.sync_blend(a, b, ramp, 6.0), planted, footlock.EASE_IN)
+    assert held.sum() < 0.5 * loose.sum()
+
+
+def test_loops_that_carry_their_travel_on_different_joints_blend_as_on_the_deeper_one():
+    # Bandai's walk moves its hips, its pre-cut run its dummy root above them: blended joint by
+    # joint, the walk's root motion met the run's plain hips transform (11.7 % of the height off
+    # at weight 0.5 before). Played on the hips, as a run that moves its hips would be.
+    walk, run = (sync.loop_cycle(bvh.load(take_path(f"dataset-1_{g}_normal_001"))) for g in ("walk", "run"))
+    hips = walk.body.pelvis
+    assert walk.root == hips and run.root != hips
+    moved = travel_on(run, hips, walk)
+    body = [j for j in range(walk.n_joints) if hips in skeleton.chain(walk.parents, j)]
+    for a, b, a2, b2 in ((walk, run, walk, moved), (run, walk, moved, walk)):
+        for w in (0.5, (np.array([0.0, 3.0]), np.array([0.0, 1.0]))):
+            out, want = sync.sync_blend(a, b, w, 3.0), sync.sync_blend(a2, b2, w, 3.0)
+            error = np.linalg.norm(out.fk()[1][:, body] - want.fk()[1][:, body], axis=-1).max()
+            assert error < 1e-9 * walk.height
+            assert out.root == hips

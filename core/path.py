@@ -1,0 +1,455 @@
+"""Paths: a character walked along a polyline on the floor at the speed it is given, feet planted.
+
+Distance matching, as engines do it at run time (Unreal's distance matching and orientation
+warping, motion matching's trajectories), baked offline from the user's own gaits:
+
+- The **path** is the polyline's floor projection (its up component dropped), resampled by arc
+  length, its corners rounded over about two steps (`_rounded`: its tangent's direction
+  low-passed over `ROUNDING` of a step and integrated again, so circles and lines, whose
+  direction changes evenly, keep their shape exactly). Distances along it are meters; angles are
+  radians about up, as `root.heading` measures them.
+- The **speed** is asked per meter of path (a number, a callable of the distance, or a
+  (distances, speeds) pair) and becomes a clock by t(s) = integral of ds / v. The blend space
+  (`blendspace.blend_space`) plays the gaits at that speed in time: a straight clip whose root
+  covers, cycle by cycle, the distance the speed asks (the gaits chosen and blended by speed,
+  in step, from phase 0).
+- **Bending** (`_laid_along`): the straight clip's root travels along a line. Its floor position
+  splits into the distance along the line, x(t), and the offset across it: the sway, plus any
+  drift of the blend (the offset low-passed over a cycle, which is dropped). The root goes on the
+  path at arc length x(t), the sway across the path's tangent there, at its own height; its
+  rotation turns by the path's tangent (low-passed over an eighth of a cycle) less the line's
+  direction, so the hips' swing about the travel direction is kept. The body follows its root.
+  The clip ends on the frame its root reaches the path's end.
+- **Feet**: turning the body turns the legs with it, so a foot the straight clip holds still would
+  spin on the floor and sweep around the root through a turn. Each leg turns about its
+  hip-ankle line over a contact so that the foot keeps the heading the body has mid-contact (the
+  body turning over it: the hip's rotation, as a walker's) but for `FOOT_TURN` of the body's turn,
+  and on to the next in the air (`_swivel`); then `footlock.lock_feet` holds each planted foot
+  where it lands (pivoting on the point of it that moves least as it turns), lowering the
+  pelvis where a leg would not reach (a tight turn, or a blend of gaits that slides its feet):
+  turning comes from turning the travel and holding the feet. Contacts are found on the straight
+  clip (`contacts.contacts`), where its feet do not sweep.
+- **Events**: FootDown_L / FootDown_R at the blend's touchdowns (bending does not move them in time).
+- **Warnings** (`PathWarning`): where the speed asked is outside what the gaits reach (below
+  `blendspace.RATE_RANGE[0]` of the slowest gait's speed, above `RATE_RANGE[1]` of the fastest's:
+  played at the nearest they reach), and where a turn is tighter than the speed allows (v^2 / R
+  above `TURN_LIMIT`, R the radius of the turn over a step), naming the distances along the path
+  and by how much. The bake still follows the path.
+
+Times are seconds and distances meters at every boundary; positions in the loops' units and axes.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from . import blendspace, contacts, footlock, quat, root, skeleton, sync
+from .body import FeetSpec, with_feet
+from .clip import Clip
+
+Array = npt.NDArray[np.float64]
+
+GRAVITY = 9.80665  # m/s^2
+# The most a turn may ask (v^2 / R, m/s^2) before a warning: half of g, about the lean a runner
+# takes into a bend (atan(0.5), 27 degrees).
+TURN_LIMIT = 0.5 * GRAVITY
+# A path's corners are rounded over this fraction of a step (the sigma of a Gaussian over arc
+# length, of its tangent's direction): a right angle is turned over about two steps, the hips
+# passing 10 cm inside it at a walk (a quarter of a step: 5 cm, and a pop in the hips and feet).
+ROUNDING = 0.5
+# Meters between the samples a path is resampled at (a chord 5 cm long strays 0.2 mm from a
+# circle of 1.5 m).
+_SPACING = 0.05
+# The share of the body's turn a planted foot follows, pivoting on the point of it that moves
+# least (its heel, then its ball): walkers' feet turn a little on the floor in a bend, and a leg
+# twisted by the whole turn at the lift whips round in the air where a path turns sharply (the
+# CMU walk's toe accelerating 1.35x its own round a right angle, 1.04x with a quarter).
+FOOT_TURN = 0.25
+_FEET = ("FootDown_L", "FootDown_R")
+
+
+class PathWarning(UserWarning):
+    """A path asks more than the gaits give: a speed outside their reach or a turn tighter than the
+    speed allows, at the distances along the path it names; the bake follows as closely as it can."""
+
+
+# -- the path ------------------------------------------------------------------------------------
+
+
+class _Path(NamedTuple):
+    """A path on the floor resampled by arc length: points [M, 3] (file units, up component 0),
+    distance [M] (meters from the start), angle [M] (the tangent's heading, radians, unwrapped)."""
+
+    points: Array
+    distance: Array
+    angle: Array
+
+    @property
+    def length(self) -> float:
+        return float(self.distance[-1])
+
+
+def _floor_path(points: npt.ArrayLike, up: Array, meters_per_unit: float) -> _Path:
+    """The polyline `points` [N, 3] (file units) on the floor under `up`, resampled every `_SPACING`
+    meters. ValueError for fewer than two points, points that are not finite, or no length on the
+    floor."""
+    p = np.asarray(points, dtype=np.float64)
+    if p.ndim != 2 or p.shape[1] != 3:
+        raise ValueError(f"a path is [N, 3] points in the gaits' units and axes, not shape {p.shape}")
+    if len(p) < 2:
+        raise ValueError(f"a path needs two or more points, not {len(p)}")
+    if not np.all(np.isfinite(p)):
+        raise ValueError("the path's points must be finite")
+    p = p - np.outer(p @ up, up)
+    seg = np.linalg.norm(np.diff(p, axis=0), axis=-1) * meters_per_unit
+    keep = np.concatenate([[True], seg > 1e-9])
+    p, seg = p[keep], seg[keep[1:]]
+    if len(p) < 2:
+        raise ValueError("the path has no length on the floor (its points differ only along up)")
+    s = np.concatenate([[0.0], np.cumsum(seg)])
+    even = np.linspace(0.0, s[-1], max(math.ceil(s[-1] / _SPACING), 2) + 1)
+    return _sampled(np.stack([np.interp(even, s, p[:, k]) for k in range(3)], axis=-1), up, meters_per_unit)
+
+
+def _sampled(points: Array, up: Array, meters_per_unit: float) -> _Path:
+    """A `_Path` of floor points [M, 3] (file units): their arc length and tangents' headings."""
+    d = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(points, axis=0), axis=-1))]) * meters_per_unit
+    tangent = np.gradient(points, axis=0)
+    fwd, side = root.floor_axes(up)
+    return _Path(points, d, np.unwrap(np.arctan2(tangent @ side, tangent @ fwd)))
+
+
+def _rounded(path: _Path, up: Array, meters_per_unit: float, sigma: float) -> _Path:
+    """The path with its corners rounded over `sigma` meters of arc length and its curves kept: the
+    tangent's direction low-passed (a circle's grows evenly, so it stays) and integrated again,
+    then pulled back by the low-passed difference (where the rounding leaves a corner, the path
+    goes on where it did). Its first and last points stay."""
+    n = len(path.distance)
+    if n < 3 or sigma <= 0.0:
+        return path
+    spacing = path.length / (n - 1)
+    width = sigma / spacing
+    angle = root.lowpass(path.angle, width)
+    mid = 0.5 * (angle[1:] + angle[:-1])
+    fwd, side = root.floor_axes(up)
+    along = np.outer(np.cos(mid), fwd) + np.outer(np.sin(mid), side)
+    steps = along * (np.diff(path.distance) / meters_per_unit)[:, None]
+    smooth = path.points[0] + np.concatenate([np.zeros((1, 3)), np.cumsum(steps, axis=0)])
+    smooth += root.lowpass(path.points - smooth, width)
+    smooth -= np.outer(smooth @ up, up)
+    return _sampled(smooth, up, meters_per_unit)
+
+
+# -- the speed -----------------------------------------------------------------------------------
+
+
+def _speeds(speed: Any, s: Array) -> Array:
+    """[n] m/s at distances s (meters) from a number, a callable of the distance (with the array if
+    it takes one) or a (distances, speeds) pair (linear between, held past its ends)."""
+    if callable(speed):
+        v = None
+        try:
+            v = np.asarray(speed(s), dtype=np.float64)
+        except (TypeError, ValueError):
+            pass
+        if v is None or v.ndim > 1 or (v.ndim == 1 and v.shape != s.shape):
+            # Not vectorized: once per sample (user code; nothing else here loops over samples).
+            v = np.array([float(speed(float(x))) for x in s])
+        v = np.broadcast_to(v, s.shape).astype(np.float64)
+    elif isinstance(speed, tuple):
+        if len(speed) != 2:
+            raise TypeError(f"a speed profile is a (distances, speeds) pair, not a {len(speed)}-tuple")
+        kd, kv = (np.asarray(x, dtype=np.float64).reshape(-1) for x in speed)
+        if kd.size == 0 or kd.shape != kv.shape:
+            raise ValueError(f"speed profile: {kd.size} distances and {kv.size} speeds; give one speed "
+                             "per distance")
+        if np.any(np.diff(kd) <= 0.0) or not np.all(np.isfinite(kd)):
+            raise ValueError("speed profile distances must be finite and increasing")
+        v = np.interp(s, kd, kv)
+    elif np.ndim(speed) != 0 or isinstance(speed, (str, bytes)):
+        raise TypeError("speed is a number (m/s), a callable f(meters along the path) -> m/s or a "
+                        "(distances, speeds) pair; a bare array is refused (at which distances would "
+                        "its values hold?)")
+    else:
+        v = np.full(s.shape, float(speed))
+    if not np.all(np.isfinite(v)):
+        raise ValueError("speeds must be finite")
+    return v
+
+
+def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """[(start, stop)] of the runs of True, stop excluded."""
+    edges = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
+    return list(zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist(), strict=True))
+
+
+def _stretch(s: Array, a: int, b: int) -> str:
+    """Where a run [a, b) of path samples lies, in words."""
+    return f"at {s[a]:.2f} m" if s[b - 1] - s[a] < 0.005 else f"from {s[a]:.2f} to {s[b - 1]:.2f} m"
+
+
+def _within_reach(v: Array, s: Array, speeds: Array) -> tuple[Array, list[str]]:
+    """The speeds kept within what the gaits reach, and a sentence per stretch of path outside it."""
+    least, most = blendspace.RATE_RANGE[0] * speeds.min(), blendspace.RATE_RANGE[1] * speeds.max()
+    out = []
+    for mask, word, bound, which, times in ((v < least, "below", least, "slowest", blendspace.RATE_RANGE[0]),
+                                            (v > most, "above", most, "fastest", blendspace.RATE_RANGE[1])):
+        gait = speeds.min() if which == "slowest" else speeds.max()
+        for a, b in _runs(mask):
+            k = a + int(np.argmax(np.abs(v[a:b] - bound)))
+            out.append(f"{_stretch(s, a, b)} along the path the speed asked is {word} what the gaits "
+                       f"reach: {v[k]:.3g} m/s at {s[k]:.2f} m, {abs(v[k] - bound):.3g} m/s {word} the "
+                       f"{bound:.3g} m/s they reach ({times:g}x the {which}, {gait:.3g} m/s); played at "
+                       f"{bound:.3g} m/s there")
+    return np.clip(v, least, most), out
+
+
+def _tight_turns(path: _Path, v: Array, step: Array) -> list[str]:
+    """A sentence per stretch of path where v^2 / R is above TURN_LIMIT, R the radius of the turn
+    over a step (`step` [M] meters, centered: the curvature a character turns over as it steps)."""
+    d, half = path.distance, 0.5 * step
+    a, b = np.clip(d - half, 0.0, d[-1]), np.clip(d + half, 0.0, d[-1])
+    curvature = np.abs(np.interp(b, d, path.angle) - np.interp(a, d, path.angle)) / np.maximum(b - a, 1e-9)
+    asked = v * v * curvature
+    out = []
+    for a0, b0 in _runs(asked > TURN_LIMIT * (1.0 + 1e-9)):
+        k = a0 + int(np.argmax(asked[a0:b0]))
+        radius = 1.0 / curvature[k]
+        out.append(f"{_stretch(d, a0, b0)} along the path the turn is tighter than the speed allows: at "
+                   f"{d[k]:.2f} m a radius of {radius:.2f} m at {v[k]:.3g} m/s asks v^2/R = {asked[k]:.3g} "
+                   f"m/s^2, {asked[k] / TURN_LIMIT:.2g}x the {TURN_LIMIT:.2f} m/s^2 (0.5 g) a character "
+                   f"leans into; widen it to a radius of {v[k] ** 2 / TURN_LIMIT:.2f} m or slow to "
+                   f"{math.sqrt(TURN_LIMIT * radius):.2f} m/s there")
+    return out
+
+
+# -- the gaits -----------------------------------------------------------------------------------
+
+
+def _as_loops(loops: Sequence[Clip], feet: FeetSpec | None) -> list[Clip]:
+    """The gaits as loops with footstep markers (takes cut by `sync.loop_cycle` once, not at each
+    call of the blend space). One gait gets a twin a hair faster, the pair a blend space needs:
+    it then plays alone, slower or faster by its rate, as a blend space's slowest or fastest does."""
+    if isinstance(loops, Clip):
+        raise TypeError("give the gaits as a list of loops or takes of one skeleton")
+    if len(loops) == 0:
+        raise ValueError("a path needs one or more gaits (loops or takes of one skeleton) to walk it")
+    out = []
+    for clip in loops:
+        if not isinstance(clip, Clip):
+            raise TypeError(f"gaits are Clips (loops or takes), not {type(clip).__name__}")
+        clip = with_feet(clip, feet)
+        if not (clip.loop and all(len(clip.events.get(k, ())) for k in _FEET)):
+            clip = sync.loop_cycle(clip)
+        out.append(clip)
+    if len(out) == 1:
+        out.append(out[0].replace(fps=out[0].fps * (1.0 + 1e-6)))
+    return out
+
+
+def _body_of(clip: Clip, gaits: list[Clip]) -> None:
+    """The blend's body map from the gait it is measured with (same motion root, up and facing), as
+    the gaits' were read; else read off the straight clip. A bent clip faces every way."""
+    for g in gaits:
+        if g.root == clip.root and np.array_equal(g.up, clip.up) and np.array_equal(g.forward, clip.forward):
+            clip.body = g.body
+            return
+    clip.body = clip.body
+
+
+def _cycle(clip: Clip) -> float:
+    """Seconds per cycle of a blend space's output: the median from a left touchdown to the next."""
+    left = np.asarray(clip.events.get("FootDown_L", ()))
+    if len(left) >= 2:
+        return float(np.median(np.diff(left)))
+    steps = np.diff(np.sort(np.concatenate([left, np.asarray(clip.events.get("FootDown_R", ()))])))
+    return 2.0 * float(np.median(steps)) if len(steps) else max(clip.duration, 1.0 / clip.fps)
+
+
+# -- following -----------------------------------------------------------------------------------
+
+
+def follow(loops: Sequence[Clip], points: npt.ArrayLike, speed: Any, *, fps: float | None = None,
+           feet: FeetSpec | None = None, lock_feet: bool = True) -> Clip:
+    """The gaits in `loops` walked along the polyline `points` at `speed` (see the module notes).
+
+    loops: one or more gaits as `blendspace.blend_space` takes them (loops from `sync.loop_cycle`,
+        or takes, cut with it), of one skeleton.
+    points: [N, 3] in the loops' units and axes: a polyline on the floor (the up component is
+        ignored), two or more points.
+    speed: m/s along the path: a number, a callable of the distance travelled along the path in
+        meters (called with an array of distances if it accepts one), or a (distances, speeds)
+        pair, linear between and held past its ends.
+    fps: the output rate (default: the highest of the loops'). feet: {'L': ankle, 'R': ankle} when
+        the body map's are not the ones (`body.with_feet`).
+    lock_feet: hold each planted foot where it lands (`footlock.lock_feet`, lowering the pelvis
+        where a leg would not reach it).
+
+    The character starts on the path's first point facing along it, at phase 0 (a left
+    touchdown) of the gaits for the starting speed; the clip ends on the frame it reaches the
+    last point. FootDown_L / FootDown_R events at its touchdowns. `PathWarning` where the speed
+    is outside the gaits' reach or a turn is tighter than the speed allows (the bake follows as
+    closely as it can); ValueError for fewer than two points or no gaits.
+    """
+    gaits = _as_loops(loops, feet)
+    path, v, cycles = _planned(gaits, len(loops), points, speed)
+    clock = np.concatenate([[0.0], np.cumsum(np.diff(path.distance) * 0.5 * (1.0 / v[1:] + 1.0 / v[:-1]))])
+    # Played on past the end (the output is cut where it reaches the last point, which the
+    # blend's own speed decides), at the last speed.
+    extra = float(cycles.max()) + 0.5
+    straight = blendspace.blend_space(gaits, (np.append(clock, clock[-1] + extra), np.append(v, v[-1])),
+                                      float(clock[-1]) + extra, fps=fps, feet=feet)
+    return _walked(straight, path, gaits, lock_feet)
+
+
+def _planned(gaits: list[Clip], given: int, points: npt.ArrayLike, speed: Any) -> tuple[_Path, Array, Array]:
+    """(the path to walk, its corners rounded; the speed at each of its samples, within the gaits'
+    reach; each gait's cycle in seconds) for the first `given` gaits (a lone gait's twin left
+    out), with a `PathWarning` for what the path asks beyond them."""
+    up, mpu = gaits[0].up, gaits[0].meters_per_unit
+    path = _floor_path(points, up, mpu)
+    speeds = blendspace.gait_speeds(gaits)[:given]
+    # A step is half a cycle's stride at the speed, the cycle of the gaits bracketing it.
+    cycles = np.array([g.n_frames / g.fps / len(g.events["FootDown_L"]) for g in gaits[:given]])
+    order = np.argsort(speeds)
+
+    def steps(v: Array) -> Array:
+        return 0.5 * v * np.interp(v, speeds[order], cycles[order])
+
+    v, _ = _within_reach(_speeds(speed, path.distance), path.distance, speeds)
+    path = _rounded(path, up, mpu, ROUNDING * float(np.median(steps(v))))
+    v, problems = _within_reach(_speeds(speed, path.distance), path.distance, speeds)
+    problems += _tight_turns(path, v, steps(v))
+    if problems:
+        warnings.warn("; ".join(problems), PathWarning, stacklevel=3)
+    return path, v, cycles
+
+
+def _walked(straight: Clip, path: _Path, gaits: list[Clip], lock_feet: bool) -> Clip:
+    """A straight clip of the gaits (a blend space's, whose root travels a line from the path's
+    start) walked along the path: bent onto it, its legs turned over its planted feet and those
+    held (see the module notes). Writes into the straight clip's arrays."""
+    _body_of(straight, gaits)
+    planted = contacts.contacts(straight, split_slides=False) if lock_feet else {}
+    out, turn = _laid_along(straight, path)
+    planted = {side: mask[:out.n_frames] for side, mask in planted.items()}
+    if planted:
+        _stance_yaw(out, turn, planted)
+    if lock_feet:
+        out = footlock.lock_feet(out, contacts=planted, lower_pelvis=True)
+    return out
+
+
+def _laid_along(clip: Clip, path: _Path) -> tuple[Clip, Array]:
+    """The straight clip bent onto the path (see the module notes), up to the frame its root
+    reaches the path's end, and the turn [n] (radians about up) the bend gives each frame. Writes
+    into the clip's own arrays (a blend space's, made for this) and returns a clip of their first
+    n frames."""
+    up, mpu, j = clip.up, clip.meters_per_unit, clip.root
+    parent = int(clip.parents[j])
+    rot, pos = root.root_world(clip)
+    height = pos @ up
+    floor = pos - np.outer(height, up)
+    # The line the clip travels: its floor path's principal direction, from its start to its end.
+    line = np.linalg.svd(floor - floor.mean(axis=0), full_matrices=False)[2][0]
+    line -= up * (line @ up)
+    line /= np.linalg.norm(line)
+    if (floor[-1] - floor[0]) @ line < 0.0:
+        line = -line
+    rel = floor - floor[0]
+    x = rel @ line * mpu
+    across = rel @ np.cross(up, line)
+    reached = np.flatnonzero(x >= path.length - 0.5 * np.abs(np.gradient(x)))
+    n = int(reached[0]) + 1 if reached.size else clip.n_frames
+    cycle = _cycle(clip) * clip.fps
+    # The drift across the line is slower than a cycle; the sway (its rate) passes whole.
+    drift = root.lowpass(across, 0.5 * cycle)
+    sway = (across - drift)[:n]
+    fwd, side = root.floor_axes(up)
+    # (the drift's direction: a blend that veers is straightened, its heading with it)
+    travel = math.atan2(line @ side, line @ fwd) + np.arctan2(np.gradient(drift), np.gradient(x / mpu))
+    x = x[:n]
+    inside = np.clip(x, 0.0, path.length)
+    point = np.stack([np.interp(inside, path.distance, path.points[:, k]) for k in range(3)], axis=-1)
+    tangent = np.interp(inside, path.distance, path.angle)
+    along = np.outer(np.cos(tangent), fwd) + np.outer(np.sin(tangent), side)
+    # Past either end the path runs straight on.
+    point += along * ((x - inside) / mpu)[:, None]
+    turn = root.lowpass(tangent, cycle / 8.0) - travel[:n]
+    yaw = root.yaw_quat(turn, up)
+    new_rot = quat.mul(yaw, rot[:n])
+    new_pos = point + np.cross(up, along) * sway[:, None] + np.outer(height[:n], up)
+    rotations, positions = clip.rotations[:n], clip.positions[:n]
+    # Any other top-level joint the take moves goes with the root (the root's move, rigidly).
+    for top in root.moving_tops(clip):
+        positions[:, top] = quat.mul_vec(yaw, positions[:, top] - pos[:n]) + new_pos
+        rotations[:, top] = quat.mul(yaw, rotations[:, top])
+    if parent < 0:
+        rotations[:, j], positions[:, j] = new_rot, new_pos
+    else:
+        # The joints above the root stay: its world transform is written through theirs.
+        prot, ppos = root.root_world_of(rotations, positions, clip.parents, parent)
+        rotations[:, j] = quat.inv_mul(prot, new_rot)
+        positions[:, j] = quat.mul_vec(quat.inv(prot), new_pos - ppos)
+    name = "+".join(dict.fromkeys(clip.name.split("+")))  # (a lone gait's twin named once)
+    out = Clip(clip.names, clip.parents, clip.offsets, rotations, positions, clip.fps, channels=clip.channels,
+               end_parents=clip.end_parents, end_offsets=clip.end_offsets,
+               events={k: t[t <= (n - 1) / clip.fps + 1e-9] for k, t in clip.events.items()},
+               name=f"{name} along a path", root=j, up=up, forward=clip.forward, meters_per_unit=mpu,
+               loop=False, motion_start=0, body=clip.body)
+    return out, turn
+
+
+# -- feet through turns --------------------------------------------------------------------------
+
+
+def _swivel(turn: Array, mask: np.ndarray) -> Array:
+    """[T] radians: how far to turn a leg about its hip-ankle line so that its foot keeps the heading
+    the bend gives it mid-contact over each contact (runs of `mask`), the body turning over it,
+    but for `FOOT_TURN` of the body's turn; in the air the foot turns on to the next contact's
+    heading (a smoothstep from the lift to the touchdown)."""
+    T = len(turn)
+    found = _runs(mask)
+    if not found or T < 2:
+        return np.zeros(T)
+    frames = np.arange(T, dtype=np.float64)
+    starts, stops = (np.array(x) for x in zip(*found, strict=True))
+    heading = np.interp(0.5 * (starts + stops - 1), frames, turn)
+    # On each contact (and before the first, after the last) the foot holds its contact's heading.
+    owner = np.clip(np.searchsorted(starts, frames, side="right") - 1, 0, len(found) - 1)
+    foot = heading[owner]
+    t0, t1 = stops[:-1] - 1, starts[1:]
+    gap = t1 - t0 - 1
+    if gap.sum() > 0:
+        which = np.repeat(np.arange(len(gap)), gap)
+        at = t0[which] + 1 + np.arange(int(gap.sum())) - np.repeat(np.cumsum(gap) - gap, gap)
+        x = (at - t0[which]) / (t1 - t0)[which]
+        foot[at] = heading[which] + x * x * (3.0 - 2.0 * x) * (heading[which + 1] - heading[which])
+    return (1.0 - FOOT_TURN) * (foot - turn)
+
+
+def _stance_yaw(clip: Clip, turn: Array, planted: dict[str, np.ndarray]) -> None:
+    """In place on `clip.rotations`: each leg turned about its hip-ankle line by `_swivel` (the
+    thigh's local rotation; the ankle stays where it is), so that a planted foot keeps its heading
+    through a turn instead of spinning on the floor under the body."""
+    rot, pos = clip.rotations, clip.positions
+    for side, mask in planted.items():
+        if side not in clip.body.legs or not mask.any():
+            continue
+        ankle, thigh = clip.body.feet[side][0], clip.body.legs[side][0]
+        chain = skeleton.chain(clip.parents, ankle)
+        # The ankle seen from the thigh's parent, less the thigh's offset: the hip-ankle line.
+        v = pos[:, ankle]
+        for j in reversed(chain[chain.index(thigh) + 1:-1]):
+            v = pos[:, j] + quat.mul_vec(rot[:, j], v)
+        v = quat.mul_vec(rot[:, thigh], v)
+        # Up the leg: a turn about it by an angle turns the foot by about that angle about up.
+        axis = -v / np.maximum(np.linalg.norm(v, axis=-1, keepdims=True), 1e-300)
+        angle = _swivel(turn, np.asarray(mask, dtype=bool))
+        rot[:, thigh] = quat.mul(quat.from_scaled_angle_axis(axis * angle[:, None]), rot[:, thigh])
