@@ -76,9 +76,7 @@ ENGINE_CHOICES: Choices = (
 # Transition methods as the user names them -> the core's `transition.METHODS` key.
 METHODS = {"DEAD": "dead", "INERTIALIZE": "quintic", "CROSSFADE": "crossfade"}
 SYNC_MODES = tuple(value for value, _, _ in SYNC_MODE_CHOICES)
-WEIGHT_MODES = tuple(value for value, _, _ in WEIGHT_MODE_CHOICES)
 SPEED_MODES = tuple(value for value, _, _ in SPEED_MODE_CHOICES)
-DURATION_UNITS = tuple(value for value, _, _ in DURATION_UNIT_CHOICES)
 MASK_HELP = "LOWER_BODY, UPPER_BODY, FINGERS or joint names (with descendants); empty for all joints"
 
 
@@ -419,11 +417,6 @@ def called(cls: type, name: str, by: str = "label") -> str:
     """How a user calls `cls`'s field `name`: by its label in Blender (`by="label"`: a property's
     name, an error's subject), by its flag on the command line (`by="flag"`)."""
     return str(field_of(cls, name).metadata[by])
-
-
-def label_of(cls: type, name: str) -> str:
-    """The field's name as the user sees it in Blender (a property's name, an error's subject)."""
-    return called(cls, name, "label")
 
 
 def from_source(cls: type, source: Any, **overrides: Any) -> Any:

@@ -107,8 +107,6 @@ EASE_IN = 0.15
 # slide, and a stop's landing into the idle, slowed by its blend, slid 3 cm over 0.15 s.
 EASE_IN_CUT = 0.05
 _FEET = ("FootDown_L", "FootDown_R")
-# m/s: a root slower than this over the floor stands (a standing clip's drift is a few cm/s).
-_STILL_MPS = 0.2
 
 # Starting and stopping (`follow(..., idle=...)`). Seconds the character stands on the path's
 # first point before it starts, and on its last after its stop's blend:
@@ -700,7 +698,7 @@ def _laid_along(clip: Clip, path: _Path, remap: tuple[Array, Array] | None = Non
     fwd, side = root.floor_axes(up)
     # (the drift's direction: a blend that veers is straightened, its heading with it; where the
     # root stands, no direction: its step is floored at a slow walk's)
-    slowest = _STILL_MPS / clip.fps / mpu
+    slowest = root.STILL_MPS / clip.fps / mpu
     travel = math.atan2(line @ side, line @ fwd) + np.arctan2(
         np.gradient(drift), np.maximum(np.gradient(x / mpu), slowest))
     x = x[:n] if remap is None else _remapped(x, *remap)
@@ -750,10 +748,10 @@ def _standing(idle: Any, ref: Clip, feet: FeetSpec | None, fps: float) -> Clip:
     if idle.fps != fps:
         idle = resample.resample(idle, fps)
     moves = _root_speed(idle)
-    if moves > _STILL_MPS:
+    if moves > root.STILL_MPS:
         named = f"the idle {idle.name}" if idle.name else "the idle"
         raise ValueError(f"{named} travels at {moves:.2f} m/s: give a standing clip (a still stretch of a "
-                         f"take will do; under {_STILL_MPS:g} m/s)")
+                         f"take will do; under {root.STILL_MPS:g} m/s)")
     # On the gaits' skeleton (its End Sites: what the feet stand on), with the idle's own motion.
     out = ref.with_frames(idle.rotations, idle.positions)
     out.fps, out.name = idle.fps, idle.name  # (at the output's rate, which need not be the gaits')
@@ -839,7 +837,7 @@ def _started_and_stopped(gaits: list[Clip], path: _Path, v: Array, still: Clip, 
     # How far the landing foot is ahead of the hips beyond where the standing clip has it.
     over = np.array([(wpos[k, head.body.feet[f][0]] - wpos[k, head.root]) @ line * mpu
                      for k, (_, f) in enumerate(downs)]) - ahead
-    v = np.maximum(speed[frames], _STILL_MPS)
+    v = np.maximum(speed[frames], root.STILL_MPS)
     blends = np.clip(2.0 * over / v, *STOP_BLEND)
     rests = x[frames] + 0.5 * v * blends
     k = int(np.argmin(np.abs(rests - length)))
