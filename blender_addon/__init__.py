@@ -18,7 +18,7 @@ def _classes() -> tuple[Any, ...]:
     """The classes Blender registers, in order: properties before the operators and panels using them."""
     from . import operators, panels, properties, rig
 
-    return (*properties.CLASSES, *operators.CLASSES, *panels.CLASSES, *rig.CLASSES)
+    return (*properties.CLASSES, *operators.CLASSES, *panels.LISTS, *panels.CLASSES, *rig.CLASSES)
 
 
 def register() -> None:

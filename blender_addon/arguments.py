@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
+import math
 from typing import Any
 
 from .errors import JobError
 from .options import (
     AUTO,
+    BlendSpaceOptions,
     DatasetOptions,
     EngineExportOptions,
     EventOptions,
@@ -67,6 +70,26 @@ def _seconds_or_auto(text: str) -> float | None:
         raise argparse.ArgumentTypeError(f"expected seconds or auto, not {text!r}") from None
 
 
+def _speed_or_keys(text: str) -> float | tuple[tuple[float, float], ...]:
+    """`--speed M | T:M,T:M,...`: one speed in m/s, or keys (seconds, m/s) at increasing times."""
+    try:
+        if ":" not in text:
+            value = float(text)
+            if not (math.isfinite(value) and value >= 0.0):
+                raise ValueError
+            return value
+        keys = tuple((float(t), float(v)) for t, v in (key.split(":") for key in text.split(",")))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a speed in m/s or SECONDS:SPEED keys, e.g. 1.5 or "
+                                         f"0:1.2,8:4, not {text!r}") from None
+    times = [t for t, _ in keys]
+    good = all(math.isfinite(t) and math.isfinite(v) and v >= 0.0 for t, v in keys)
+    if not good or any(b <= a for a, b in itertools.pairwise(times)):
+        raise argparse.ArgumentTypeError(f"speed keys need increasing times and speeds of 0 or more, not "
+                                         f"{text!r}")
+    return keys
+
+
 # A field's `syntax` (options.opt): how its flag reads a value other than by the field's type, and
 # the value as the help names it.
 SYNTAX: dict[str, tuple[Any, str | None]] = {
@@ -74,6 +97,7 @@ SYNTAX: dict[str, tuple[Any, str | None]] = {
     "auto_seconds": (_seconds_or_auto, "SECONDS|auto"),  # a time, or auto to find one
     "lower": (str.lower, None),  # choices in lower case (--method dead)
     "upper": (str.upper, None),  # choices in any case, read as declared (--source keys)
+    "speed_keys": (_speed_or_keys, "M|T:M,..."),  # a speed, or keys SECONDS:SPEED (a blend space's)
 }
 
 
@@ -184,6 +208,18 @@ def build_parser() -> argparse.ArgumentParser:
     length.add_argument("--seconds", type=float, help="duration of the result (s)")
     length.add_argument("--cycles", type=float, help="duration in blended cycles (with --weight or --speed)")
     add_options(sb, SyncOptions)
+    bs = sub.add_parser(
+        "blend-space", parents=[p["bake_out"], p["feet"]],
+        help="blend gaits (a walk, a run, ...) by speed, in step: --speed M or keys T:M,...",
+        description="Blend BVH takes of one skeleton, one gait each (a walk, a jog, a run, ...), by the "
+                    "speed the character travels at, in step: at each moment the two gaits whose speeds "
+                    "bracket the target, their feet planting together. Writes a BVH, or a .blend with the "
+                    "slowest take's armature and the baked action (footstep markers on it).")
+    bs.add_argument("gaits", nargs="+", metavar="GAIT", help="GAIT.bvh takes or loops, two or more")
+    add_flag(bs, BlendSpaceOptions, "speed", required=True,
+             also="; or keys SECONDS:SPEED,... e.g. 0:1.2,8:4 (linear between them, held past the last)")
+    add_flag(bs, BlendSpaceOptions, "duration", required=True, metavar="S")
+    add_options(bs, BlendSpaceOptions, skip=("source",))  # BVH files, never an action: no read source
     tr = sub.add_parser(
         "transition", parents=[p["bake_out"], p["feet"]],
         help="bake a transition from one BVH take into another",

@@ -16,9 +16,9 @@ pieces of source actions that play in the result, each piece over its own span o
 - a curve that a piece's action does not key holds the property's value as it is set on the
   armature now over that piece.
 
-Stride's own curves (`["stride_..."]`: event, phase, contact and tag curves, the blend weight) are
-never carried: bakes write their own. F-curve modifiers and drivers are not carried (`Carried.notes`
-says which curves had modifiers).
+Stride's own curves (`["stride_..."]`: event, phase, contact and tag curves, the blend weight) and
+the keys of its settings on the armature (`stride.speed`) are never carried: bakes write their own.
+F-curve modifiers and drivers are not carried (`Carried.notes` says which curves had modifiers).
 
 The curves Stride writes itself (rotation, location) are replaced by the source's own keys over a
 piece marked `exact` where Stride's keys there equal the source's (a rotation read from keys, then
@@ -82,10 +82,17 @@ def is_stride_curve(path: str) -> bool:
     return named is not None and not named[1] and named[0].startswith(STRIDE_PREFIX)
 
 
+def is_setting_curve(path: str) -> bool:
+    """Whether an F-curve keys one of Stride's settings on the armature (`stride.speed`, the Speed
+    Bake Blend Space reads): a bake that reads it writes its own."""
+    return path.startswith("stride.")
+
+
 def channels(action: Any, slot: Any) -> dict[tuple[str, int], Any]:
-    """{(path, index): fcurve} of a slot's curves, Stride's own left out."""
+    """{(path, index): fcurve} of a slot's curves, Stride's own (its curves and its settings'
+    keys) left out."""
     return {(fc.data_path, fc.array_index): fc for fc in compat.fcurves(action, slot)
-            if not is_stride_curve(fc.data_path)}
+            if not (is_stride_curve(fc.data_path) or is_setting_curve(fc.data_path))}
 
 
 class CarryWarning(UserWarning):

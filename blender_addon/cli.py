@@ -12,7 +12,7 @@ import itertools
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from .arguments import build_parser, feet_names, options_from
 from .core import bvh
 from .core.clip import Clip
 from .options import (
+    BlendSpaceOptions,
     EngineExportOptions,
     EventOptions,
     ExportOptions,
@@ -286,8 +287,10 @@ def _export_dataset(args: argparse.Namespace) -> int:
     return 1 if report.failed else 0
 
 
-def _write_clip(clip: Clip, source: Path, out: str, name: str) -> None:
-    """A baked clip as BVH, or as a new action on `source`'s armature in a .blend."""
+def _write_clip(clip: Clip, source: Path, out: str, name: str,
+                then: Callable[[Any, Any, bridge.Timing], None] | None = None) -> None:
+    """A baked clip as BVH, or as a new action on `source`'s armature in a .blend (`then(armature,
+    action, timing)` called before it is saved)."""
     if out.lower().endswith(".bvh"):
         bvh.save(clip, out)
     else:
@@ -296,7 +299,10 @@ def _write_clip(clip: Clip, source: Path, out: str, name: str) -> None:
         if scene is not None:
             scene.render.fps, scene.render.fps_base = round(clip.fps), 1.0
         obj, _ = importer.import_bvh(bpy.context, source)
-        jobs.write_result(obj, clip, name, bridge.Timing(1.0, clip.fps))
+        timing = bridge.Timing(1.0, clip.fps)
+        action = jobs.write_result(obj, clip, name, timing)
+        if then is not None:
+            then(obj, action, timing)
         jobs.save_blend(out)
     print(f"stride: wrote {out}: {clip.n_frames} frames at {clip.fps:g} fps")
 
@@ -400,8 +406,35 @@ def _sync_blend(args: argparse.Namespace) -> int:
     return 0
 
 
+def _blend_space(args: argparse.Namespace) -> int:
+    paths = [Path(p) for p in args.gaits]
+    for path in paths:
+        if path.suffix.lower() != ".bvh":
+            raise jobs.JobError(f"{str(path)!r} is not a BVH take: give each gait as GAIT.bvh")
+    jobs.check_count([p.stem for p in paths], face=CLI)
+    clips = [_with_feet(args, bvh.load(p)) for p in paths]
+    keys = None
+    if isinstance(args.speed, tuple):  # --speed T:M,...
+        keys = (np.array([t for t, _ in args.speed]), np.array([v for _, v in args.speed]))
+        options = options_from(BlendSpaceOptions, args, speed_mode="CURVE",
+                               speed=BlendSpaceOptions.speed)
+    else:
+        options = options_from(BlendSpaceOptions, args, speed_mode="CONSTANT")
+    loops = jobs.gait_loops(clips, allow=options.allow_mismatch, face=CLI)
+    baked = jobs.blend_space_clip(loops, options=options, keys=keys, face=CLI)
+    listed = ", ".join(f"{r.name!r} {r.speed:.2f}" for r in sorted(baked.rows, key=lambda r: r.speed))
+    print(f"stride: gaits at {listed} m/s")
+    slowest = int(np.argmin([r.speed for r in baked.rows]))
+
+    def key_speed(obj: Any, action: Any, timing: bridge.Timing) -> None:
+        jobs.key_speed(obj, action, baked.keys, timing)
+
+    _write_clip(baked.clip, paths[slowest], args.out, jobs.result_name(baked.rows, options), key_speed)
+    return 0
+
+
 # What each subcommand runs (arguments.build_parser declares its flags).
 COMMANDS = {"import": _import, "events": _events, "export-dataset": _export_dataset,
             "transition": _transition, "sync-blend": _sync_blend, "sequence": _sequence,
             "lock-feet": _lock_feet, "inspect": _inspect, "nla": _nla, "export": _export,
-            "export-engine": _export_engine}
+            "export-engine": _export_engine, "blend-space": _blend_space}

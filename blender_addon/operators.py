@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import bpy
+import numpy as np
 from bpy.props import CollectionProperty, EnumProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from . import bridge, jobs
 from .options import (
+    BlendSpaceOptions,
     DecodeOptions,
     EngineExportOptions,
     EventOptions,
@@ -420,6 +422,91 @@ class STRIDE_OT_export_engine(_ActionOperator, ExportHelper):  # type: ignore[mi
         return {"FINISHED"}
 
 
+class STRIDE_OT_gait_add(_ActionOperator):
+    """Add the armature's active action to its gaits, for Bake Blend Space (a walk, a jog, a run,
+    ...: a take or a loop)"""
+
+    bl_idname = "stride.gait_add"
+    bl_label = "Add Gait"
+    bl_options = {"REGISTER", "UNDO"}
+
+    def run(self, context: Any) -> set[str]:
+        obj = self.target(context)
+        gait = jobs.add_gait(obj, obj.animation_data.action)
+        self.tell("INFO", f"Added gait {gait.action.name!r} to {obj.name!r} ({len(obj.stride.gaits)} gaits)")
+        return {"FINISHED"}
+
+
+class STRIDE_OT_gait_remove(_JobOperator):
+    """Remove the chosen gait from the armature's gaits (its action stays)"""
+
+    bl_idname = "stride.gait_remove"
+    bl_label = "Remove Gait"
+    bl_options = {"REGISTER", "UNDO"}
+    needs = jobs.ARMATURE
+
+    @classmethod
+    def poll(cls, context: Any) -> bool:
+        if not super().poll(context):
+            return False
+        obj = jobs.find_armature(context=context)
+        return bool(len(obj.stride.gaits)) or cls.refuse(f"{obj.name!r} has no gaits to remove")
+
+    def run(self, context: Any) -> set[str]:
+        obj = jobs.find_armature(context=context)
+        name = jobs.remove_gait(obj, obj.stride.gait_index)
+        self.tell("INFO", f"Removed gait {name!r} from {obj.name!r} ({len(obj.stride.gaits)} gaits)")
+        return {"FINISHED"}
+
+
+class STRIDE_OT_gaits_from_selected(_JobOperator):
+    """Add the active actions of the selected armatures of this armature's skeleton to the active
+    armature's gaits, each read on the armature it was made for"""
+
+    bl_idname = "stride.gaits_from_selected"
+    bl_label = "Gaits from Selected"
+    bl_options = {"REGISTER", "UNDO"}
+    needs = jobs.ARMATURE
+
+    def run(self, context: Any) -> set[str]:
+        obj = jobs.find_armature(context=context)
+        added, already, skipped = jobs.gaits_from_selected(obj, context.selected_objects)
+        for why in skipped:
+            self.tell("WARNING", f"Not added: {why}")
+        if not added:
+            gaits = ", ".join(repr(n) for n in already)
+            said = ("no selected armature has an active action to add" if not (already or skipped) else
+                    "nothing new to add" + (f": {gaits} already gaits" if already else ""))
+            self.tell("ERROR", f"{said[:1].upper()}{said[1:]}; select armatures of this skeleton with the "
+                               "takes of other gaits active, then this one last")
+            return {"CANCELLED"}
+        self.tell("INFO", f"Added {len(added)} gait(s) to {obj.name!r}: {', '.join(repr(n) for n in added)} "
+                          f"({len(obj.stride.gaits)} gaits)")
+        return {"FINISHED"}
+
+
+class STRIDE_OT_bake_blend_space(_JobOperator):
+    """Bake the armature's gaits blended by speed, in step (feet planting together), as a new action:
+    at a constant speed, a ramp, or the armature's Speed as keyed; the gaits' actions are not changed"""
+
+    bl_idname = "stride.bake_blend_space"
+    bl_label = "Bake Blend Space"
+    bl_options = {"REGISTER", "UNDO"}
+    options_class = BlendSpaceOptions
+    needs = jobs.GAITS
+
+    def run(self, context: Any) -> set[str]:
+        obj = jobs.find_armature(context=context)
+        with _progress(context) as step:
+            action, baked = jobs.bake_blend_space(obj, options=self.read_options(), progress=step)
+        speeds = baked.keys[1]
+        steady = np.ptp(speeds) < 5e-3
+        said = f"{speeds[0]:.2f} m/s" if steady else f"{speeds.min():.2f}-{speeds.max():.2f} m/s"
+        self.tell("INFO", f"Baked action {action.name!r}: {baked.clip.n_frames} frames at {said}, "
+                          f"{len(baked.rows)} gaits")
+        return {"FINISHED"}
+
+
 def _menu_export(self: Any, context: Any) -> None:
     self.layout.operator(STRIDE_OT_export_bvh.bl_idname, text="Motion Capture (.bvh) - Stride")
 
@@ -442,4 +529,5 @@ CLASSES = (STRIDE_OT_import_bvh, STRIDE_FH_bvh, STRIDE_OT_export_bvh, STRIDE_OT_
            STRIDE_OT_write_event_curves, STRIDE_OT_detect_events_from_curves, STRIDE_OT_bake_transition,
            STRIDE_OT_bake_nla_track, STRIDE_OT_pick_time, STRIDE_OT_bake_sync_blend, STRIDE_OT_lock_feet,
            STRIDE_OT_find_target_time, STRIDE_OT_refresh_previews, STRIDE_OT_add_root_motion,
-           STRIDE_OT_export_engine)
+           STRIDE_OT_export_engine, STRIDE_OT_gait_add, STRIDE_OT_gait_remove, STRIDE_OT_gaits_from_selected,
+           STRIDE_OT_bake_blend_space)

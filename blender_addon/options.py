@@ -35,6 +35,10 @@ WEIGHT_MODE_CHOICES: Choices = (
     ("CONSTANT", "Constant", "One weight for the whole bake"),
     ("CURVE", "Curve", "The armature property stride_blend_weight, keyed over time in action A"),
     ("SPEED", "Speed", "The weight that travels at Speed"))
+SPEED_MODE_CHOICES: Choices = (
+    ("CONSTANT", "Constant", "One speed for the whole bake"),
+    ("RAMP", "Ramp", "From Ramp From to Ramp To over the duration"),
+    ("CURVE", "Curve", "The armature's Speed, keyed over time (Graph Editor)"))
 DURATION_UNIT_CHOICES: Choices = (
     ("SECONDS", "Seconds", "Duration in seconds"),
     ("CYCLES", "Cycles", "Duration in blended cycles (constant or speed weight)"))
@@ -76,6 +80,7 @@ ENGINE_CHOICES: Choices = (
 METHODS = {"DEAD": "dead", "INERTIALIZE": "quintic", "CROSSFADE": "crossfade"}
 SYNC_MODES = tuple(value for value, _, _ in SYNC_MODE_CHOICES)
 WEIGHT_MODES = tuple(value for value, _, _ in WEIGHT_MODE_CHOICES)
+SPEED_MODES = tuple(value for value, _, _ in SPEED_MODE_CHOICES)
 DURATION_UNITS = tuple(value for value, _, _ in DURATION_UNIT_CHOICES)
 PATH_SPEED_MODES = tuple(value for value, _, _ in PATH_SPEED_CHOICES)
 MASK_HELP = "LOWER_BODY, UPPER_BODY, FINGERS or joint names (with descendants); empty for all joints"
@@ -368,10 +373,31 @@ class EngineExportOptions:
     source: str = source()
 
 
+# How fast a gait can go: far above a sprint (about 10 m/s), so a typo is no bake of minutes.
+SPEED_MAX = 20.0
+
+
+@dataclass(frozen=True)
+class BlendSpaceOptions:
+    """Bake Blend Space: the armature's gaits (`obj.stride.gaits`, rig.py) played at a speed."""
+
+    speed_mode: str = opt("CONSTANT", "Where the target speed comes from: CONSTANT (Speed), RAMP (Ramp From "
+                                      "to Ramp To over the duration) or CURVE (the armature's Speed, keyed)",
+                          label="Speed From", choices=SPEED_MODE_CHOICES)
+    speed: float = opt(1.5, "Speed the character travels at over the floor", "m/s", "--speed", label="Speed",
+                       bounds=(0.0, SPEED_MAX), syntax="speed_keys")
+    ramp_from: float = opt(1.2, "Speed where a ramp starts", "m/s", label="Ramp From",
+                           bounds=(0.0, SPEED_MAX))
+    ramp_to: float = opt(3.0, "Speed where a ramp ends", "m/s", label="Ramp To", bounds=(0.0, SPEED_MAX))
+    duration: float = opt(4.0, "Duration of the result", "s", "--duration", label="Duration",
+                          bounds=(0.01, 600.0))
+    lock_feet: bool = lock_feet()
+    allow_mismatch: bool = allow_mismatch()
+    source: str = source()
+
+
 # Walk Along Path's Speed 0 is Auto: the slowest gait's own speed.
 AUTO_PATH_SPEED = 0.0
-# How fast a path is walked at most: far above a sprint (about 10 m/s), so a typo is no bake of minutes.
-PATH_SPEED_MAX = 20.0
 
 
 @dataclass(frozen=True)
@@ -386,7 +412,7 @@ class FollowPathOptions:
                                       "(the armature's Speed, keyed over time)", label="Speed From",
                           choices=PATH_SPEED_CHOICES)
     speed: float = opt(AUTO_PATH_SPEED, "Speed along the path; 0 = Auto (the slowest gait's own speed)",
-                       "m/s", "--speed", label="Speed", bounds=(0.0, PATH_SPEED_MAX))
+                       "m/s", "--speed", label="Speed", bounds=(0.0, SPEED_MAX))
     idle_action: str = opt("", "A standing take the character starts from and comes to rest in at the "
                                "path's end (empty: none)", flag="--idle", label="Idle", metavar="IDLE.bvh")
     lock_feet: bool = lock_feet()
@@ -398,7 +424,7 @@ class FollowPathOptions:
 # here (wording.py), so a class whose field of a shared name means something else comes later.
 OPTIONS = (FootstepOptions, LockFeetOptions, EventOptions, DecodeOptions, TransitionOptions, NlaBakeOptions,
            SyncOptions, ExportOptions, ImportOptions, DatasetOptions, FindFeetOptions,
-           RootMotionOptions, EngineExportOptions, FollowPathOptions)
+           RootMotionOptions, EngineExportOptions, BlendSpaceOptions, FollowPathOptions)
 
 
 def field_of(cls: type, name: str) -> Any:

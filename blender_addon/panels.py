@@ -1,7 +1,8 @@
 """The Stride tab in the 3D Viewport sidebar: every command's options, grouped in sub-panels.
 
 Panels only lay out settings and buttons; what they show comes from small functions (`status`,
-`footstep_lines`, `sync_lines`) fed by the jobs' kept previews, so a redraw costs no maths.
+`footstep_lines`, `sync_lines`, `gait_lines`) fed by the jobs' kept previews, so a redraw costs no
+maths.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import bpy
 
 from . import bridge, jobs
 from .options import (
+    BlendSpaceOptions,
     DecodeOptions,
     EngineExportOptions,
     EventOptions,
@@ -26,6 +28,7 @@ from .options import (
     TransitionOptions,
 )
 from .properties import setting_name, settings_options
+from .recipes.blendspace import gait_order
 
 
 def fill_operator(op: Any, settings: Any, cls: type) -> None:
@@ -337,6 +340,91 @@ class VIEW3D_PT_stride_sync_body(StridePanel, bpy.types.Panel):
         col.prop(s, "lock_feet")
 
 
+def gait_lines(preview: jobs.GaitsPreview, names: list[str]) -> list[str]:
+    """Under the Gaits list (`names`: its actions): why a gait cannot be read, what else stops a
+    bake, or the speeds a blend space of them reaches."""
+    lines = []
+    for name, problem in zip(names, preview.problems, strict=True):
+        if problem:
+            lines += wrap(jobs.in_user_words(f"{name!r}: {problem}"))
+    if preview.problem:
+        lines += wrap(jobs.in_user_words(preview.problem))
+    elif all(math.isfinite(v) for v in preview.reach):
+        lines.append(f"Reaches {preview.reach[0]:.2f} - {preview.reach[1]:.2f} m/s")
+    return lines
+
+
+def speed_line(obj: Any) -> str:
+    """Where Bake Blend Space reads a Curve speed from: the armature's Speed as keyed, or its value."""
+    action, fc = jobs.speed_curve(obj)
+    if fc is not None:
+        first, last = (float(f) for f in fc.range())
+        return f"Keyed in {action.name!r}, frames {first:g}-{last:g}"
+    return "Not keyed: hover over Speed, press I"
+
+
+class STRIDE_UL_gaits(bpy.types.UIList):
+    """The armature's gaits, slowest first: each one's action, speed and cycle."""
+
+    def draw_item(self, context: Any, layout: Any, data: Any, item: Any, icon: Any, active_data: Any,
+                  active_property: Any, index: Any = 0, flt_flag: Any = 0) -> None:
+        obj = data.id_data
+        preview = jobs.preview_gaits(obj, source=context.scene.stride.source)
+        row = layout.row(align=True)
+        row.prop(item, "action", text="", emboss=False, icon="ACTION")
+        found = preview.rows[index] if index < len(preview.rows) else None
+        if found is not None:
+            row.label(text=f"{found.speed:.2f} m/s")
+            row.label(text=f"{found.cycle:.2f} s")
+        else:
+            row.label(text="", icon="ERROR")
+
+    def filter_items(self, context: Any, data: Any, propname: str) -> Any:
+        preview = jobs.preview_gaits(data.id_data, source=context.scene.stride.source)
+        speeds = [r.speed if r is not None else math.nan for r in preview.rows]
+        order = gait_order(speeds)
+        places = [0] * len(order)
+        for place, index in enumerate(order):
+            places[index] = place
+        return [], places
+
+
+class VIEW3D_PT_stride_gaits(StridePanel, bpy.types.Panel):
+    bl_label = "Gaits"
+    bl_parent_id = "VIEW3D_PT_stride"
+    needs = jobs.ARMATURE
+
+    def draw(self, context: Any) -> None:
+        layout, s = self.layout, context.scene.stride
+        if layout is None:
+            return
+        obj = jobs.find_armature(context=context)
+        rig = obj.stride
+        row = layout.row()
+        row.template_list("STRIDE_UL_gaits", "", rig, "gaits", rig, "gait_index", rows=3)
+        col = row.column(align=True)
+        col.operator("stride.gait_add", text="", icon="ADD")
+        col.operator("stride.gait_remove", text="", icon="REMOVE")
+        col.separator()
+        col.operator("stride.gaits_from_selected", text="", icon="RESTRICT_SELECT_OFF")
+        lines = gait_lines(jobs.preview_gaits(obj, source=s.source), jobs.gait_names(obj))
+        if lines:
+            _labels(layout.box(), lines)
+        col = layout.column(align=True)
+        col.prop(s, "speed_mode")
+        if s.speed_mode == "CONSTANT":
+            col.prop(s, "space_speed")
+        elif s.speed_mode == "RAMP":
+            col.prop(s, "ramp_from")
+            col.prop(s, "ramp_to")
+        else:
+            col.prop(rig, "speed")
+            _labels(col, wrap(jobs.in_user_words(speed_line(obj))))
+        col.prop(s, "space_duration")
+        col.prop(s, "lock_feet")
+        _button(layout, context, "stride.bake_blend_space", BlendSpaceOptions, jobs.GAITS, "ANIM")
+
+
 class VIEW3D_PT_stride_engine(StridePanel, bpy.types.Panel):
     bl_label = "Engine"
     bl_parent_id = "VIEW3D_PT_stride"
@@ -367,4 +455,6 @@ CLASSES = (VIEW3D_PT_stride,
            VIEW3D_PT_stride_transition, VIEW3D_PT_stride_halflife, VIEW3D_PT_stride_transition_mask,
            VIEW3D_PT_stride_nla,
            VIEW3D_PT_stride_sync, VIEW3D_PT_stride_sync_cycles, VIEW3D_PT_stride_sync_body,
-           VIEW3D_PT_stride_engine)
+           VIEW3D_PT_stride_gaits, VIEW3D_PT_stride_engine)
+# The lists the panels draw (registered before them).
+LISTS = (STRIDE_UL_gaits,)

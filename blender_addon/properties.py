@@ -24,6 +24,7 @@ from bpy.props import (
 )
 
 from .options import (
+    BlendSpaceOptions,
     DecodeOptions,
     EngineExportOptions,
     EventOptions,
@@ -92,7 +93,7 @@ class FromOptions:
 # The commands the sidebar runs: it holds every field of each, one setting per name (the first
 # class's declaration; a later one of that name must be the same declaration).
 SIDEBAR = (EventOptions, DecodeOptions, FootstepOptions, LockFeetOptions, TransitionOptions, NlaBakeOptions,
-           SyncOptions, RootMotionOptions, EngineExportOptions)
+           SyncOptions, RootMotionOptions, EngineExportOptions, BlendSpaceOptions)
 # Sidebar settings named other than their field: one panel holds several commands, whose fields
 # of one name mean different things (Blend Time of a transition, of an NLA bake, of a lock).
 RENAMED: dict[type, dict[str, str]] = {
@@ -101,6 +102,7 @@ RENAMED: dict[type, dict[str, str]] = {
     LockFeetOptions: {"blend_time": "lock_blend_time"},
     RootMotionOptions: {"smooth": "root_smooth", "mode": "root_mode"},
     EngineExportOptions: {"smooth": "root_smooth", "mode": "root_mode", "actions": "engine_actions"},
+    BlendSpaceOptions: {"speed": "space_speed", "duration": "space_duration"},
 }
 
 

@@ -1,5 +1,7 @@
 """Your own rig: the feet Stride stands on and its unit, kept on the armature object (`obj.stride`),
-presets for common rigs, and the Rig sub-panel that shows the active armature's body map.
+presets for common rigs, and the Rig sub-panel that shows the active armature's body map. The
+armature's gaits (`obj.stride.gaits`) and its animatable Speed (`obj.stride.speed`), which Bake
+Blend Space reads, live in `obj.stride` too.
 
 The Left Foot / Right Foot fields hold bone names (the ankles). Stride fills them with what the
 body map finds on the armature's action and says from what (names or motion); a foot the user
@@ -16,11 +18,18 @@ from typing import Any
 
 import bpy
 import numpy as np
-from bpy.props import EnumProperty, FloatProperty, PointerProperty, StringProperty
+from bpy.props import (
+    CollectionProperty,
+    EnumProperty,
+    FloatProperty,
+    IntProperty,
+    PointerProperty,
+    StringProperty,
+)
 
 from . import bridge, compat, jobs
 from .core import armature
-from .options import FindFeetOptions
+from .options import SPEED_MAX, FindFeetOptions
 from .panels import StridePanel
 from .properties import FromOptions
 
@@ -53,8 +62,29 @@ def preset_feet(bones: Collection[str], preset: str) -> tuple[str, str]:
     return found[0], found[1]
 
 
+def _is_armature(_gait: Any, obj: Any) -> bool:
+    return bool(obj.type == "ARMATURE")
+
+
+class StrideGait(bpy.types.PropertyGroup):
+    """A gait of the armature's blend space (Bake Blend Space): an action of a walk, a run, ...
+    and the armature it is read on."""
+
+    action: PointerProperty(  # type: ignore[valid-type]
+        type=bpy.types.Action, name="Action",
+        description="The gait's action: a take or a loop of one gait (a walk, a jog, a run, ...)")
+    armature: PointerProperty(  # type: ignore[valid-type]
+        type=bpy.types.Object, name="Armature", poll=_is_armature,
+        description="The armature the action was made for, which reads it (empty: this armature)")
+
+
+# Blender's own bound for a speed field a user drags: far above a sprint.
+SPEED_SOFT_MAX = 12.0
+
+
 class StrideRigSettings(bpy.types.PropertyGroup):
-    """Stride's settings on an armature object: the feet every operator stands on, the unit."""
+    """Stride's settings on an armature object: the feet every operator stands on, the unit, the
+    gaits of its blend space and the Speed it is baked at."""
 
     left_foot: StringProperty(  # type: ignore[valid-type]
         name="Left Foot",
@@ -74,6 +104,15 @@ class StrideRigSettings(bpy.types.PropertyGroup):
     found_left: StringProperty(options={"HIDDEN"})  # type: ignore[valid-type]
     found_right: StringProperty(options={"HIDDEN"})  # type: ignore[valid-type]
     found_from: StringProperty(options={"HIDDEN"})  # type: ignore[valid-type]
+    gaits: CollectionProperty(  # type: ignore[valid-type]
+        type=StrideGait, name="Gaits",
+        description="The gaits Bake Blend Space blends by speed (a walk, a run, ...), listed slowest first")
+    gait_index: IntProperty(  # type: ignore[valid-type]
+        name="Active Gait", default=0, min=0, description="The gait chosen in the Gaits list")
+    speed: FloatProperty(  # type: ignore[valid-type]
+        name="Speed", default=1.5, min=0.0, max=SPEED_MAX, soft_max=SPEED_SOFT_MAX, unit="VELOCITY",
+        description="The speed the character travels at, which Bake Blend Space reads with a Curve speed: "
+                    "key it over time (hover it and press I); the Graph Editor shows its curve")
 
 
 def evidence(obj: Any) -> str:
@@ -282,7 +321,7 @@ class VIEW3D_PT_stride_rig(StridePanel, bpy.types.Panel):
             layout.prop(s, "allow_mismatch")
 
 
-CLASSES = (StrideRigSettings, STRIDE_OT_feet_preset, STRIDE_OT_find_feet, VIEW3D_PT_stride_rig)
+CLASSES = (StrideGait, StrideRigSettings, STRIDE_OT_feet_preset, STRIDE_OT_find_feet, VIEW3D_PT_stride_rig)
 
 
 def register() -> None:

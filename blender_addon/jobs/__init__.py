@@ -9,6 +9,7 @@ What a job does to clips needs no bpy and lives in recipes/; here is what it rea
 - events.py: footstep markers, event curves, events from curves, Lock Feet
 - transitions.py: Bake Transition, Find Target Time, Bake NLA Track
 - sync.py: Bake Sync Blend and its weight curve
+- blendspace.py: the armature's gaits and Bake Blend Space (its speed: constant, ramp, keyed)
 - results.py: a bake's result as a new action (`write_result`)
 - previews.py: the sidebar's previews, kept between redraws
 - root_motion.py: Add Root Motion
@@ -20,8 +21,17 @@ Every public name is here, as `jobs.<name>` (the recipes' and errors' too).
 from __future__ import annotations
 
 from ..errors import LOWER_PELVIS_HINT, NO_CORE_WORDS, USER_ERRORS, JobError, core_warnings, in_user_words
+from ..recipes.blendspace import (
+    Baked,
+    GaitRow,
+    blend_space_clip,
+    check_count,
+    gait_loops,
+    gaits_hint,
+    result_name,
+)
 from ..recipes.events import feet_note, find_footsteps, foot_speed, lock_feet_clip
-from ..recipes.previews import CyclePreview, FootstepPreview, SyncPreview
+from ..recipes.previews import CyclePreview, FootstepPreview, GaitsPreview, SyncPreview
 from ..recipes.sync import (
     CYCLES_NEED_ONE_WEIGHT,
     bake_frames,
@@ -40,6 +50,18 @@ from ..recipes.transitions import (
     joint_mask,
     transition_clip,
 )
+from .blendspace import (
+    SPEED_PATH,
+    add_gait,
+    bake_blend_space,
+    gait_armature,
+    gait_names,
+    gaits_from_selected,
+    key_speed,
+    remove_gait,
+    speed_curve,
+    speed_keys,
+)
 from .engine import Exported, export_engine
 from .events import (
     CURVE_GROUP,
@@ -51,10 +73,20 @@ from .events import (
     write_event_curves,
 )
 from .files import export_bvh, import_files, save_blend
-from .previews import action_key, forget_previews, preview_footsteps, preview_sync
+from .previews import action_key, forget_previews, preview_footsteps, preview_gaits, preview_sync
 from .results import PLAYS_ON, write_result
 from .root_motion import RootMotion, add_root_motion
-from .scene import ACTION, ARMATURE, BAKED_FROM, NLA_TRACK, TWO_ACTIONS, find_armature, resolve_source, unmet
+from .scene import (
+    ACTION,
+    ARMATURE,
+    BAKED_FROM,
+    GAITS,
+    NLA_TRACK,
+    TWO_ACTIONS,
+    find_armature,
+    resolve_source,
+    unmet,
+)
 from .sync import (
     DEFAULT_RAMP,
     WEIGHT_PROPERTY,
@@ -73,30 +105,39 @@ __all__ = [
     "CURVE_GROUP",
     "CYCLES_NEED_ONE_WEIGHT",
     "DEFAULT_RAMP",
+    "GAITS",
     "ITSELF_APART",
     "LOWER_PELVIS_HINT",
     "NLA_TRACK",
     "NO_CORE_WORDS",
     "PLAYS_ON",
+    "SPEED_PATH",
     "TRANSITION_METHODS",
     "TWO_ACTIONS",
     "USER_ERRORS",
     "WEIGHT_PROPERTY",
     "WRITTEN_CURVES",
+    "Baked",
     "CyclePreview",
     "Exported",
     "FootstepPreview",
+    "GaitRow",
+    "GaitsPreview",
     "JobError",
     "RootMotion",
     "SyncPreview",
     "action_key",
     "add_cycles_modifiers",
+    "add_gait",
     "add_root_motion",
+    "bake_blend_space",
     "bake_frames",
     "bake_nla_track",
     "bake_sync_blend",
     "bake_transition",
     "best_target_time",
+    "blend_space_clip",
+    "check_count",
     "check_lengths",
     "contact_masks",
     "core_method",
@@ -114,9 +155,15 @@ __all__ = [
     "find_target_time",
     "foot_speed",
     "forget_previews",
+    "gait_armature",
+    "gait_loops",
+    "gait_names",
+    "gaits_from_selected",
+    "gaits_hint",
     "import_files",
     "in_user_words",
     "joint_mask",
+    "key_speed",
     "key_weight_curve",
     "lock_feet_action",
     "lock_feet_clip",
@@ -124,9 +171,14 @@ __all__ = [
     "nla_actions",
     "played_cycles",
     "preview_footsteps",
+    "preview_gaits",
     "preview_sync",
+    "remove_gait",
     "resolve_source",
+    "result_name",
     "save_blend",
+    "speed_curve",
+    "speed_keys",
     "sync_clip",
     "sync_weight",
     "transition_clip",

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import math
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -11,17 +13,21 @@ from .. import bridge, compat
 from ..core.clip import Clip
 from ..errors import USER_ERRORS, JobError
 from ..options import FootstepOptions, SyncOptions
+from ..recipes.blendspace import gait_loop
 from ..recipes.events import foot_speed
 from ..recipes.previews import (
     NO_SPEEDS,
     CyclePreview,
     FootstepPreview,
+    GaitsPreview,
     SyncPreview,
     blend_preview,
     cycle_preview,
     footstep_preview,
+    gaits_preview,
 )
 from ..recipes.sync import loops
+from .blendspace import gait_armature, read_gait
 from .scene import resolve_source
 
 # The sidebar shows what a bake will find before it runs. Panels redraw on every mouse move over
@@ -118,3 +124,41 @@ def preview_sync(obj: Any, *, options: SyncOptions) -> SyncPreview:
         return _kept(key, lambda: blend_preview(a, b, cycles[0], cycles[1], options, bridge.scene_fps()))
     except USER_ERRORS as exc:
         return SyncPreview(cycles[0], cycles[1], math.nan, math.nan, math.nan, NO_SPEEDS, str(exc))
+
+
+def _gait_key(obj: Any, index: int, source: str) -> tuple[Any, ...]:
+    """What gait `index`'s loop depends on: its action as its armature reads it (KEYS: a panel's
+    draw cannot play frames), and the armature's feet and unit."""
+    gait = obj.stride.gaits[index]
+    if gait.action is None:
+        raise JobError("no action: choose one in the Gaits list, or remove it")
+    reader = gait_armature(obj, gait)
+    used, why = bridge.read_source(reader, gait.action, source)
+    if used == "EVALUATED":
+        raise JobError(f"{why}: no preview of what the rig plays; Bake Blend Space reads it")
+    s = obj.stride
+    return ("gait", action_key(reader, gait.action), used, s.left_foot, s.right_foot, s.meters_per_unit)
+
+
+def _gait_loop(obj: Any, index: int, source: str) -> Clip:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the bake reports them
+        return gait_loop(read_gait(obj, index, source))
+
+
+def preview_gaits(obj: Any, *, source: str = "AUTO") -> GaitsPreview:
+    """Each of the armature's gaits' speed and cycle and the speeds their blend space reaches,
+    measured as Bake Blend Space measures them, kept between redraws."""
+    found: list[Clip | None] = []
+    problems: list[str] = []
+    keys: list[tuple[Any, ...]] = []
+    for i in range(len(obj.stride.gaits)):
+        try:
+            key = _gait_key(obj, i, source)
+            keys.append(key)
+            found.append(_kept(key, functools.partial(_gait_loop, obj, i, key[2])))
+            problems.append("")
+        except USER_ERRORS as exc:
+            found.append(None)
+            problems.append(str(exc))
+    return _kept(("gaits", *keys, *problems), lambda: gaits_preview(found, problems))

@@ -9,22 +9,29 @@ import bpy
 
 from .. import bridge
 from ..errors import JobError
+from ..recipes.blendspace import check_count
 
 # What an operator needs in its context (its poll); `unmet` says what is missing.
-ARMATURE, ACTION, TWO_ACTIONS, NLA_TRACK = "ARMATURE", "ACTION", "TWO_ACTIONS", "NLA_TRACK"
+ARMATURE, ACTION, TWO_ACTIONS, NLA_TRACK, GAITS = "ARMATURE", "ACTION", "TWO_ACTIONS", "NLA_TRACK", "GAITS"
 
 
 def unmet(context: Any, need: str) -> str:
     """Why a command that needs `need` (ARMATURE, ACTION: an armature with an action, TWO_ACTIONS:
-    and a second action to blend with, NLA_TRACK: an armature with NLA strips) cannot run
-    in `context`, as a poll message; '' when it can. Cheap: polls and panels call it on every
-    redraw."""
+    and a second action to blend with, NLA_TRACK: an armature with NLA strips, GAITS: an armature
+    with two or more gaits) cannot run in `context`, as a poll message; '' when it can. Cheap:
+    polls and panels call it on every redraw."""
     try:
         obj = find_armature(context=context)
     except JobError as exc:
         return _sentence(str(exc))
     adt = obj.animation_data
     if need == ARMATURE:
+        return ""
+    if need == GAITS:
+        try:
+            check_count([g.action.name if g.action is not None else "?" for g in obj.stride.gaits], obj.name)
+        except JobError as exc:
+            return _sentence(str(exc))
         return ""
     if need == NLA_TRACK:
         if adt is None or not len(adt.nla_tracks):

@@ -7,6 +7,7 @@ tests in tests/core run them without Blender.
 - events.py: footsteps (Detect Footsteps) and locked feet (Lock Feet) of a clip
 - transitions.py: a transition between two clips, the target time that best continues the source
 - sync.py: a synchronized blend of two cycles, the cycle of a clip, the weight that travels at a speed
+- blendspace.py: a blend space of gaits (their loops, speeds and cycles, one skeleton), the target speed
 - previews.py: what the sidebar shows before a bake
 - actions.py: the bridge's numbers (clip space from a world matrix, F-curve paths, key frames, rates)
 """

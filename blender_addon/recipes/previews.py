@@ -14,6 +14,7 @@ from ..core.clip import Clip
 from ..errors import JobError
 from ..options import SyncOptions
 from ..timing import Timing
+from .blendspace import GaitRow, check_gaits, gait_rows, reach
 from .events import find_footsteps
 from .sync import CYCLES_NEED_ONE_WEIGHT, cycle_of, played_cycles, sync_weight
 
@@ -48,6 +49,34 @@ class SyncPreview(NamedTuple):
 
 
 NO_SPEEDS = (math.nan, math.nan)
+
+
+class GaitsPreview(NamedTuple):
+    """The Gaits panel's list: each gait's speed and cycle, and what a blend space of them reaches."""
+
+    rows: list[GaitRow | None]  # per gait, in the list's order; None where it cannot be read
+    problems: list[str]  # per gait: why it cannot be read ('' where it can)
+    reach: tuple[float, float]  # the speeds Bake Blend Space can ask for (NO_SPEEDS below two gaits)
+    problem: str  # what else stops the bake ('' when nothing does)
+
+
+def gaits_preview(loops: list[Clip | None], problems: list[str]) -> GaitsPreview:
+    """The Gaits panel's rows from each gait's loop (None where `problems` says why there is none),
+    measured together as Bake Blend Space measures them."""
+    found = [c for c in loops if c is not None]
+    rows: list[GaitRow | None] = [None] * len(loops)
+    if not found:
+        return GaitsPreview(rows, problems, NO_SPEEDS, "")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # the bake reports them
+            check_gaits(found)
+            measured = iter(gait_rows(found))
+    except ValueError as exc:  # a JobError, or the core's (two gaits at one speed)
+        return GaitsPreview(rows, problems, NO_SPEEDS, str(exc))
+    rows = [next(measured) if c is not None else None for c in loops]
+    speeds = [r.speed for r in rows if r is not None]
+    return GaitsPreview(rows, problems, reach(speeds) if len(speeds) > 1 else NO_SPEEDS, "")
 
 
 def footstep_preview(clip: Clip, name: str, speed: float | None) -> FootstepPreview:

@@ -19,14 +19,15 @@ from ..wording import UI, Face
 TRANSITION_METHODS = tuple(METHODS)
 
 
-def check_lengths(a: Clip, b: Clip, allow: bool, face: Face = UI) -> None:
+def check_lengths(a: Clip, b: Clip, allow: bool, face: Face = UI, joints: np.ndarray | None = None) -> None:
     """Refuse (JobError) two clips of one joint tree whose bone lengths differ, naming the bone, as
     `import --single-armature` refuses such files; with `allow`, a BridgeWarning says so instead.
-    `face`: whose words (Allow Mismatch, or --allow-mismatch)."""
+    `face`: whose words (Allow Mismatch, or --allow-mismatch). `joints`: [J] bool, the joints
+    whose lengths count (default all)."""
     label = face.called(TransitionOptions, "allow_mismatch")
     a.check_compatible(b)
-    k = skeleton.length_mismatch(skeleton.bone_lengths(a.parents, a.offsets),
-                                 skeleton.bone_lengths(b.parents, b.offsets))
+    mine, theirs = skeleton.bone_lengths(a.parents, a.offsets), skeleton.bone_lengths(b.parents, b.offsets)
+    k = skeleton.length_mismatch(mine, theirs if joints is None else np.where(joints, theirs, mine))
     if k is None:
         return
     la, lb = (float(np.linalg.norm(c.offsets[k])) for c in (a, b))

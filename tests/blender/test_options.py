@@ -27,6 +27,7 @@ COMMANDS = [
     ("lock_feet", "lock-feet", "LockFeetOptions"),
     ("add_root_motion", None, "RootMotionOptions"),
     ("export_engine", "export-engine", "EngineExportOptions"),
+    ("bake_blend_space", "blend-space", "BlendSpaceOptions"),
 ]
 # Operator properties that are no setting of the job: the file browser's.
 FILE_BROWSER = {"rna_type", "filepath", "directory", "files", "filter_glob", "check_existing"}
@@ -75,7 +76,7 @@ def test_each_operator_property_is_its_options_field_with_its_default(operator, 
 
 def test_every_operator_property_has_a_description(stride):
     operators = [name for name in dir(bpy.ops.stride) if not name.startswith("_")]
-    assert len(operators) == 16  # the sidebar's 14 and the Rig panel's 2
+    assert len(operators) == 20  # the sidebar's 18 and the Rig panel's 2
     for operator in operators:
         for prop in getattr(bpy.ops.stride, operator).get_rna_type().properties:
             if prop.identifier != "rna_type":
@@ -88,8 +89,8 @@ def test_each_cli_flag_is_its_options_field_with_its_default(operator, command, 
     parser = stride.cli.build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
     offered = {s for a in sub._actions for s in a.option_strings}
-    # transition and sequence read BVH files, never an action: no read source.
-    files_only = {"--source"} if command in ("transition", "sequence") else set()
+    # transition, sequence and blend-space read BVH files, never an action: no read source.
+    files_only = {"--source"} if command in ("transition", "sequence", "blend-space") else set()
     declared = {f.metadata["flag"] for f in fields.values() if f.metadata["flag"]} - files_only
     assert declared <= offered
     checked = 0
@@ -194,7 +195,7 @@ def test_cli_errors_name_the_flag_once(stride, tmp_path, capsys):
 # Sidebar setting -> the (options class, field)s it feeds through panels.fill_operator.
 FOOTSTEPS, EVENTS, DECODE, LOCK = "FootstepOptions", "EventOptions", "DecodeOptions", "LockFeetOptions"
 TRANSITION, NLA, SYNC = "TransitionOptions", "NlaBakeOptions", "SyncOptions"
-ROOT, ENGINE = "RootMotionOptions", "EngineExportOptions"
+ROOT, ENGINE, BLEND = "RootMotionOptions", "EngineExportOptions", "BlendSpaceOptions"
 SIDEBAR = {
     "action": [(FOOTSTEPS, "action"), (EVENTS, "action"), (DECODE, "action"), (LOCK, "action"),
                (ROOT, "action")],
@@ -204,7 +205,7 @@ SIDEBAR = {
     "span": [(DECODE, "span")], "tolerance": [(DECODE, "tolerance")], "causal": [(DECODE, "causal")],
     "lifts": [(FOOTSTEPS, "lifts")],
     "source": [(FOOTSTEPS, "source"), (EVENTS, "source"), (LOCK, "source"), (TRANSITION, "source"),
-               (NLA, "source"), (SYNC, "source"), (ROOT, "source"), (ENGINE, "source")],
+               (NLA, "source"), (SYNC, "source"), (ROOT, "source"), (ENGINE, "source"), (BLEND, "source")],
     "lock_blend_time": [(LOCK, "blend_time")], "lower_pelvis": [(LOCK, "lower_pelvis")],
     **{name: [(TRANSITION, name)] for name in (
         "source_action", "source_time", "target_action", "target_time", "target_end", "blend_time",
@@ -215,11 +216,15 @@ SIDEBAR = {
         "action_a", "action_b", "weight", "weight_mode", "duration", "duration_unit", "frames_a",
         "frames_b", "cyclic", "in_place")},
     "target_speed": [(SYNC, "speed_mps")], "sync_mode": [(SYNC, "mode")], "sync_mask": [(SYNC, "mask")],
-    "lock_feet": [(TRANSITION, "lock_feet"), (NLA, "lock_feet"), (SYNC, "lock_feet")],
-    "allow_mismatch": [(TRANSITION, "allow_mismatch"), (NLA, "allow_mismatch"), (SYNC, "allow_mismatch")],
+    "lock_feet": [(TRANSITION, "lock_feet"), (NLA, "lock_feet"), (SYNC, "lock_feet"), (BLEND, "lock_feet")],
+    "allow_mismatch": [(TRANSITION, "allow_mismatch"), (NLA, "allow_mismatch"), (SYNC, "allow_mismatch"),
+                       (BLEND, "allow_mismatch")],
     "root_smooth": [(ROOT, "smooth"), (ENGINE, "smooth")], "root_mode": [(ROOT, "mode"), (ENGINE, "mode")],
     "engine_actions": [(ENGINE, "actions")], "file_format": [(ENGINE, "file_format")],
     "engine": [(ENGINE, "engine")], "root_motion": [(ENGINE, "root_motion")],
+    "speed_mode": [(BLEND, "speed_mode")], "space_speed": [(BLEND, "speed")],
+    "ramp_from": [(BLEND, "ramp_from")], "ramp_to": [(BLEND, "ramp_to")],
+    "space_duration": [(BLEND, "duration")],
 }
 
 
@@ -236,7 +241,7 @@ def test_sidebar_settings_are_options_fields_and_hold_every_option(scene, stride
             assert (other.default, other.metadata) == (first.default, first.metadata), (name, other_cls)
     # Every option of every command the sidebar runs is one of its settings.
     covered = {pair for pairs in SIDEBAR.values() for pair in pairs}
-    for cls_name in (FOOTSTEPS, EVENTS, DECODE, LOCK, TRANSITION, NLA, SYNC, ROOT, ENGINE):
+    for cls_name in (FOOTSTEPS, EVENTS, DECODE, LOCK, TRANSITION, NLA, SYNC, ROOT, ENGINE, BLEND):
         for f in dataclasses.fields(getattr(stride.options, cls_name)):
             assert (cls_name, f.name) in covered, (cls_name, f.name)
 
@@ -260,7 +265,7 @@ def test_sidebar_settings_reach_the_operator_buttons(scene, stride):
     for name, prop in props.items():
         if name != "weight_mode":  # its Curve keys a curve; the value is what matters here
             setattr(settings, name, other_value(prop))
-    for cls_name in (FOOTSTEPS, EVENTS, DECODE, LOCK, TRANSITION, NLA, SYNC, ROOT, ENGINE):
+    for cls_name in (FOOTSTEPS, EVENTS, DECODE, LOCK, TRANSITION, NLA, SYNC, ROOT, ENGINE, BLEND):
         op = types.SimpleNamespace()
         stride.panels.fill_operator(op, settings, getattr(stride.options, cls_name))
         for name, fed in SIDEBAR.items():
