@@ -20,6 +20,7 @@ from .options import (
     DecodeOptions,
     EngineExportOptions,
     EventOptions,
+    FollowPathOptions,
     FootstepOptions,
     LockFeetOptions,
     NlaBakeOptions,
@@ -425,6 +426,29 @@ class VIEW3D_PT_stride_gaits(StridePanel, bpy.types.Panel):
         _button(layout, context, "stride.bake_blend_space", BlendSpaceOptions, jobs.GAITS, "ANIM")
 
 
+class VIEW3D_PT_stride_path(StridePanel, bpy.types.Panel):
+    bl_label = "Walk Along Path"
+    bl_parent_id = "VIEW3D_PT_stride"
+    needs = jobs.ARMATURE
+
+    def draw(self, context: Any) -> None:
+        layout, s = self.layout, context.scene.stride
+        if layout is None:
+            return
+        obj = jobs.find_armature(context=context)
+        col = layout.column(align=True)
+        col.prop_search(s, "path_target", bpy.data, "objects", text="Target", icon="CURVE_BEZCURVE")
+        col.prop(s, "path_speed_mode")
+        if s.path_speed_mode == "CONSTANT":
+            col.prop(s, "path_speed")
+        else:
+            col.prop(obj.stride, "speed")
+            _labels(col, wrap(jobs.in_user_words(speed_line(obj))))
+        col.prop_search(s, "idle_action", bpy.data, "actions", icon="ACTION")
+        col.prop(s, "lock_feet")
+        _button(layout, context, "stride.follow_path", FollowPathOptions, jobs.GAIT, "CURVE_PATH")
+
+
 class VIEW3D_PT_stride_engine(StridePanel, bpy.types.Panel):
     bl_label = "Engine"
     bl_parent_id = "VIEW3D_PT_stride"
@@ -455,6 +479,6 @@ CLASSES = (VIEW3D_PT_stride,
            VIEW3D_PT_stride_transition, VIEW3D_PT_stride_halflife, VIEW3D_PT_stride_transition_mask,
            VIEW3D_PT_stride_nla,
            VIEW3D_PT_stride_sync, VIEW3D_PT_stride_sync_cycles, VIEW3D_PT_stride_sync_body,
-           VIEW3D_PT_stride_gaits, VIEW3D_PT_stride_engine)
+           VIEW3D_PT_stride_gaits, VIEW3D_PT_stride_path, VIEW3D_PT_stride_engine)
 # The lists the panels draw (registered before them).
 LISTS = (STRIDE_UL_gaits,)

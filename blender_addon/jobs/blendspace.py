@@ -16,7 +16,7 @@ import numpy as np
 from .. import bridge, carry, compat
 from ..core.clip import Clip
 from ..errors import BridgeWarning, JobError
-from ..options import BlendSpaceOptions
+from ..options import BlendSpaceOptions, FollowPathOptions
 from ..recipes.blendspace import Baked, Keys, blend_space_clip, check_count, gait_loops, result_name
 from ..timing import Timing
 from .results import write_result
@@ -126,11 +126,13 @@ def read_gait(obj: Any, index: int, source: str = "AUTO") -> Clip:
     return clip
 
 
-def gait_clips(obj: Any, options: BlendSpaceOptions) -> list[Clip]:
+def gait_clips(obj: Any, options: BlendSpaceOptions | FollowPathOptions,
+               check: Callable[..., None] = check_count) -> list[Clip]:
     """Every gait of the armature as a clip (`read_gait`); an action read on `obj` that was made
     for another skeleton is refused (Allow Mismatch), and the gaits must be bones of `obj`, which
-    the bake is written on."""
-    check_count(gait_names(obj), obj.name)
+    the bake is written on. `check`: how many gaits the job needs (`check_count`: a blend space's
+    two or more)."""
+    check(gait_names(obj), obj.name)
     clips = []
     for i, gait in enumerate(obj.stride.gaits):
         clip = read_gait(obj, i, options.source)

@@ -26,6 +26,7 @@ from ..options import AUTO_PATH_SPEED, PATH_SPEED_MODES, FollowPathOptions
 from ..timing import Timing
 from ..wording import UI, Face
 from .actions import Space
+from .blendspace import reach
 
 # -- a path file ----------------------------------------------------------------------------------
 
@@ -229,13 +230,6 @@ def check_any(names: Sequence[str], owner: str = "", face: Face = UI) -> None:
     if not names:
         has = f"{owner!r} has " if owner else ""
         raise JobError(f"{has}no gaits to walk with: {_gaits_hint(face)}")
-
-
-def reach(speeds: Sequence[float]) -> tuple[float, float]:
-    """(slowest, fastest) speed gaits at `speeds` play, m/s: the slowest down to RATE_RANGE[0] of its
-    speed, the fastest up to RATE_RANGE[1] of its (beyond, the core plays the nearest and warns)."""
-    lo, hi = blendspace.RATE_RANGE
-    return lo * float(min(speeds)), hi * float(max(speeds))
 
 
 def constant_speed(options: FollowPathOptions, speeds: Sequence[float], face: Face = UI) -> float:

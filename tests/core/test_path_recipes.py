@@ -17,6 +17,7 @@ import variants
 from fixtures import cmu_path
 
 from blender_addon import wording
+from blender_addon.arguments import build_parser
 from blender_addon.core import armature, bvh, path, quat, sync
 from blender_addon.core.clip import Clip
 from blender_addon.errors import JobError
@@ -248,3 +249,15 @@ def test_a_turn_too_tight_warns_with_the_frame_of_each_distance(jog):
     assert re.search(r"a radius of \d+\.\d+ m at", said) and "(frame" not in said.split("widen it")[-1]
     worded = wording.in_user_words(said)
     assert "sideways (v^2/R)" in worded and "=" not in worded and "radius of" in worded, worded
+def test_the_follow_path_command_takes_one_way_and_the_speed_as_declared():
+    parser = build_parser()
+    args = parser.parse_args(["follow-path", "walk.bvh", "run.bvh", "--circle", "3", "--out", "o.bvh"])
+    assert (args.gaits, args.circle, args.line, args.path, args.speed) == (["walk.bvh", "run.bvh"], 3.0,
+                                                                           None, None, None)
+    assert args.lock_feet is True
+    args = parser.parse_args(["follow-path", "w.bvh", "--path", "p.csv", "--speed", "1.5", "--no-lock-feet",
+                              "--out", "o.blend"])
+    assert (args.path, args.speed, args.lock_feet) == ("p.csv", 1.5, False)
+    for bad in (["--circle", "3", "--line", "4"], [], ["--circle", "big"]):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["follow-path", "w.bvh", *bad, "--out", "o.bvh"])
