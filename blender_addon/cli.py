@@ -443,6 +443,9 @@ def _blend_space(args: argparse.Namespace) -> int:
 def _follow_path(args: argparse.Namespace) -> int:
     paths, clips = _gait_takes(args, jobs.check_any)
     options = options_from(FollowPathOptions, args)
+    if options.idle_action:
+        raise jobs.JobError("--idle: starting from and coming to rest in an idle take is not in this build "
+                            "yet; leave --idle out")
     loops = jobs.gait_loops(clips, allow=options.allow_mismatch, face=CLI)
     floor = jobs.start_floor(clips[0])
     if args.path:

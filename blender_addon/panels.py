@@ -364,6 +364,12 @@ def speed_line(obj: Any) -> str:
     return "Not keyed: hover over Speed, press I"
 
 
+def _keyed_speed(layout: Any, obj: Any) -> None:
+    """The armature's Speed, which a Curve speed reads, and where it is keyed."""
+    layout.prop(obj.stride, "speed")
+    _labels(layout, wrap(jobs.in_user_words(speed_line(obj))))
+
+
 class STRIDE_UL_gaits(bpy.types.UIList):
     """The armature's gaits, slowest first: each one's action, speed and cycle."""
 
@@ -419,8 +425,7 @@ class VIEW3D_PT_stride_gaits(StridePanel, bpy.types.Panel):
             col.prop(s, "ramp_from")
             col.prop(s, "ramp_to")
         else:
-            col.prop(rig, "speed")
-            _labels(col, wrap(jobs.in_user_words(speed_line(obj))))
+            _keyed_speed(col, obj)
         col.prop(s, "space_duration")
         col.prop(s, "lock_feet")
         _button(layout, context, "stride.bake_blend_space", BlendSpaceOptions, jobs.GAITS, "ANIM")
@@ -442,8 +447,7 @@ class VIEW3D_PT_stride_path(StridePanel, bpy.types.Panel):
         if s.path_speed_mode == "CONSTANT":
             col.prop(s, "path_speed")
         else:
-            col.prop(obj.stride, "speed")
-            _labels(col, wrap(jobs.in_user_words(speed_line(obj))))
+            _keyed_speed(col, obj)
         col.prop_search(s, "idle_action", bpy.data, "actions", icon="ACTION")
         col.prop(s, "lock_feet")
         _button(layout, context, "stride.follow_path", FollowPathOptions, jobs.GAIT, "CURVE_PATH")

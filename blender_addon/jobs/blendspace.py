@@ -163,6 +163,17 @@ def speed_curve(obj: Any) -> tuple[Any, Any]:
     return action, None
 
 
+def unkeyed_speed(obj: Any, action: Any) -> float:
+    """The armature's Speed where it is not keyed (in its active `action`, or it has none): its
+    value, baked all along, said in a warning."""
+    value = float(obj.stride.speed)
+    where = f" in its action {action.name!r}" if action is not None else ""
+    warnings.warn(f"the Speed of {obj.name!r} is not keyed{where}: baked at its value, {value:.2f} m/s, "
+                  "all along; key it over time (the Graph Editor shows it) for a speed that changes",
+                  BridgeWarning, stacklevel=3)
+    return value
+
+
 def speed_keys(obj: Any, timing: Timing, duration: float) -> tuple[Keys, Any]:
     """The armature's Speed on every frame a bake of `duration` seconds keys (`timing`), as Blender
     plays it from its active action: (keys, the F-curve read, or None when it is not keyed, then
@@ -171,12 +182,7 @@ def speed_keys(obj: Any, timing: Timing, duration: float) -> tuple[Keys, Any]:
     n = math.floor(duration * timing.fps + 1e-9) + 1
     times = np.arange(n) / timing.fps
     if fc is None:
-        value = float(obj.stride.speed)
-        where = f" in its action {action.name!r}" if action is not None else ""
-        warnings.warn(f"the Speed of {obj.name!r} is not keyed{where}: baked at its value, {value:.2f} m/s, "
-                      "all along; key it over time (the Graph Editor shows it) for a speed that changes",
-                      BridgeWarning, stacklevel=2)
-        return (times[[0, -1]], np.full(2, value)), None
+        return (times[[0, -1]], np.full(2, unkeyed_speed(obj, action))), None
     frames = timing.frame(times)
     return (times, np.array([fc.evaluate(float(f)) for f in frames])), fc
 

@@ -20,7 +20,7 @@ from ..options import FollowPathOptions
 from ..recipes.blendspace import GaitRow, gait_loops, gait_rows, reach
 from ..recipes.path import check_any, clip_points, constant_speed, follow_clip, speed_along, walked_name
 from ..timing import Timing
-from .blendspace import gait_clips, gait_names, key_speed, speed_curve
+from .blendspace import gait_clips, gait_names, key_speed, speed_curve, unkeyed_speed
 from .results import write_result
 
 # Meters between the points a curve is sampled at (a chord of 2 cm strays 0.03 mm from a circle of
@@ -159,12 +159,7 @@ def path_speed(obj: Any, options: FollowPathOptions, rows: list[GaitRow], timing
         return Speed(constant_speed(options, speeds), None)
     action, fc = speed_curve(obj)
     if fc is None:
-        v = float(obj.stride.speed)
-        where = f" in its action {action.name!r}" if action is not None else ""
-        warnings.warn(f"the Speed of {obj.name!r} is not keyed{where}: walked at its value, {v:.2f} m/s, all "
-                      "along; key it over time (the Graph Editor shows it) for a speed that changes",
-                      BridgeWarning, stacklevel=2)
-        return Speed(constant_speed(FollowPathOptions(speed=v), speeds), None)
+        return Speed(constant_speed(FollowPathOptions(speed=unkeyed_speed(obj, action)), speeds), None)
     within = reach(speeds)
     # Long enough to cover the path at the slowest speed played.
     n = math.ceil(length / within[0] * timing.fps) + 2

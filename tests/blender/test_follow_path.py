@@ -20,6 +20,7 @@ import pytest
 import reports
 from fixtures import cmu_path
 from mathutils import geometry
+from test_blendspace import refused
 from test_bridge import assert_same_motion
 
 from core import blendspace, bvh, contacts, path, units
@@ -243,15 +244,6 @@ def test_the_bake_survives_saving_and_undo_leaves_the_scene_as_before(scene, str
     assert bpy.data.objects["02_01"].animation_data.action.name == "02_01"
 
 
-def refused(call):
-    """What the user reads of a refused call: the report, or the button's poll message."""
-    with pytest.raises(RuntimeError) as exc:
-        call()
-    said = str(exc.value).split(".poll() ", 1)[-1].removeprefix("Error: ").strip()
-    assert reports.problems(said) == [], said
-    return said
-
-
 def test_errors_say_what_to_choose_in_the_uis_words_and_leave_nothing(scene, stride):
     scene.render.fps = 120
     assert bpy.ops.stride.import_bvh(filepath=str(cmu_path("02_01"))) == {"FINISHED"}
@@ -413,3 +405,16 @@ def test_the_walk_along_path_panel_lays_out_the_bake(scene, stride):
     stride.panels.fill_operator(op, scene.stride, stride.options.FollowPathOptions)
     assert (op.target, op.speed, op.speed_mode, op.lock_feet) == ("Ring", pytest.approx(1.75), "CURVE", True)
     assert obj.stride.gaits[0].action.name == "02_01"
+
+
+def test_an_unkeyed_speed_is_walked_at_its_value_and_said(scene, stride):
+    obj = gaits(stride)
+    ring = circle(scale=1.5)
+    bpy.context.view_layer.objects.active = obj
+    obj.stride.speed = 1.9
+    assert bpy.ops.stride.follow_path(target=ring.name, speed_mode="CURVE") == {"FINISHED"}
+    said = [s.message for s in reports.SAID if s.test.endswith("walked_at_its_value_and_said")]
+    assert ("the Speed of '02_01' is not keyed in its action '02_03': baked at its value, 1.90 m/s, all "
+            "along; key it over time (the Graph Editor shows it) for a speed that changes") in said, said
+    want = path.follow(takes(), in_clip_space(stride.jobs.curve_points(ring)), 1.9, fps=120.0)
+    assert_same_motion(stride.bridge.action_to_clip(obj, obj.animation_data.action), want)
