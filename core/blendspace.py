@@ -87,7 +87,17 @@ def gait_speeds(loops: Sequence[Clip], *, feet: FeetSpec | None = None) -> np.nd
     0.0)` gives it: its stride over its period (a loop of several cycles: their strides over
     their periods). Takes are cut with `sync.loop_cycle` first; feet as for `sync.loop_cycle`.
     Loops that carry their travel on different joints of the skeleton are measured on the
-    deepest (`sync.common_root`), as `blend_space` plays them."""
+    deepest (`sync.common_root`), as `blend_space` plays them. Two or more gaits that make a blend
+    space are read once: these are its speeds, which `blend_space` then reuses."""
+    if not isinstance(loops, Clip) and len(loops) >= 2 and all(isinstance(c, Clip) for c in loops):
+        try:
+            space = _space(loops, feet)
+        except ValueError:  # no blend space of them (two at one speed, steps that do not alternate)
+            pass
+        else:
+            out = np.empty(len(loops))
+            out[space.given] = space.speeds
+            return out
     return np.array([sync.travel_speed(g, g, 0.0) for g in _loops(loops, feet)], dtype=np.float64)
 
 

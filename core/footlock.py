@@ -607,7 +607,7 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
                           np.tile([[1.0], [0.0], [0.0], [0.0]], more.size), fhip - d, k - d,
                           a - d))
         sides[side] = _side(parts)
-    return _solved(clip, out, legs, sides, letgo, knees, masks, index, lrot, gr, short)
+    return _solved(clip, out, legs, sides, letgo, knees, masks, index, lrot, gr, short, lower_pelvis)
 
 
 def _held(clip: Clip, leg: _Leg, side: str, mask: np.ndarray, index: np.ndarray, gr: Array, gp: Array,
@@ -663,7 +663,7 @@ def _side(parts: list[tuple[np.ndarray, Array, Array, Array, Array, Array, Array
 def _solved(clip: Clip, out: Clip, legs: Mapping[str, _Leg], sides: Mapping[str, _Side],
             letgo: Mapping[str, tuple[np.ndarray, np.ndarray, Array]], knees: Mapping[str, _Knee],
             masks: Mapping[str, np.ndarray], index: np.ndarray, lrot: Array, gr: Array,
-            short: list[str]) -> Clip:
+            short: list[str], lower_pelvis: bool) -> Clip:
     """`out` with each leg solved on the frames of its side, its locks let go in the joints on the
     frames of `letgo` ((frames, lift, weight) per leg: the correction the solve made to each
     joint at the lift fades out, a slerp to none, the knee kept no straighter than the take's),
@@ -694,9 +694,10 @@ def _solved(clip: Clip, out: Clip, legs: Mapping[str, _Leg], sides: Mapping[str,
     for j, r in zip(joints + toes, rows, strict=True):
         rot[:, j] = lrot[r].T
     if short:
+        advice = (" (with the pelvis lowered)" if lower_pelvis
+                  else ". lower_pelvis=True lowers the pelvis instead")
         warnings.warn(f"{clip.name or 'the take'}: a foot could not reach its lock, held as near as the "
-                      f"leg reaches: {'; '.join(short)}. lower_pelvis=True lowers the pelvis instead",
-                      FootLockWarning, stacklevel=3)
+                      f"leg reaches: {'; '.join(short)}{advice}", FootLockWarning, stacklevel=3)
     return out.replace(rotations=rot)
 
 

@@ -28,7 +28,10 @@ warping, motion matching's trajectories), baked offline from the user's own gait
   where it lands (pivoting on the point of it that moves least as it turns), lowering the
   pelvis where a leg would not reach (a tight turn, or a blend of gaits that slides its feet):
   turning comes from turning the travel and holding the feet. Contacts are found on the straight
-  clip (`contacts.contacts`), where its feet do not sweep.
+  clip (`contacts.contacts`), where its feet do not sweep, each lock let go `LET_GO` before the
+  lift they find and eased in over `EASE_IN`. The locks are worked on the clip with its first
+  cycle played before it (`_with_lead_in`, then cut off), so that a foot planted over the start
+  is held as it was instead of landing on the first frame.
 - **Events**: FootDown_L / FootDown_R at the blend's touchdowns (bending does not move them in time).
 - **Warnings** (`PathWarning`): where the speed asked is outside what the gaits reach (below
   `blendspace.RATE_RANGE[0]` of the slowest gait's speed, above `RATE_RANGE[1]` of the fastest's:
@@ -71,6 +74,17 @@ _SPACING = 0.05
 # twisted by the whole turn at the lift whips round in the air where a path turns sharply (the
 # CMU walk's toe accelerating 1.35x its own round a right angle, 1.04x with a quarter).
 FOOT_TURN = 0.25
+# Seconds before the detector's lift that a lock lets go. The detector lifts a foot where it is
+# already moving fast (its exit speed, over a metre a second for a walk); a blend's planted foot
+# can skate on at half a metre a second up to there (the CMU walk-jog ramp slowing down), and a
+# lock let go there pops the knee as the foot catches up (1.34x the gaits' peak acceleration,
+# 1.18x let go 1/60 s before). At 30 fps the same lift rounds up to the lift frame itself, held:
+# let go a frame before it, a foot still down slides a centimetre on its last frame.
+LET_GO = 1.0 / 60.0
+# Seconds over which a lock eases in after a touchdown (`footlock.lock_feet`'s ease_in): a blend's
+# feet slide, and the offset a landing is held at is weighed in more slowly than a take's (at
+# 0.1 s the CMU walk-jog line's last landing is carried on at 0.51 m/s).
+EASE_IN = 0.15
 _FEET = ("FootDown_L", "FootDown_R")
 
 
@@ -334,23 +348,58 @@ def _planned(gaits: list[Clip], given: int, points: npt.ArrayLike, speed: Any) -
 def _walked(straight: Clip, path: _Path, gaits: list[Clip], lock_feet: bool) -> Clip:
     """A straight clip of the gaits (a blend space's, whose root travels a line from the path's
     start) walked along the path: bent onto it, its legs turned over its planted feet and those
-    held (see the module notes). Writes into the straight clip's arrays."""
+    held (see the module notes). The lock is worked on the clip with a lead-in (`_with_lead_in`),
+    then cut off."""
     _body_of(straight, gaits)
+    straight, start = _with_lead_in(straight)
     planted = contacts.contacts(straight, split_slides=False) if lock_feet else {}
-    out, turn = _laid_along(straight, path)
-    planted = {side: mask[:out.n_frames] for side, mask in planted.items()}
+    out, turn = _laid_along(straight, path, start)
+    planted = {side: _let_go_early(mask[:out.n_frames], out.fps) for side, mask in planted.items()}
     if planted:
         _stance_yaw(out, turn, planted)
     if lock_feet:
-        out = footlock.lock_feet(out, contacts=planted, lower_pelvis=True)
+        out = footlock.lock_feet(out, contacts=planted, lower_pelvis=True, ease_in=EASE_IN)
+    return out[start:] if start else out
+
+
+def _with_lead_in(clip: Clip) -> tuple[Clip, int]:
+    """(the straight clip with its first cycle played before it, its root moved back by that
+    cycle's travel; the frames so added). The path starts at phase 0 on a walk already going: a
+    foot planted over the start is held as it was, not landed on the first frame (a lock eases
+    in from a touchdown). The seam is within a frame of the cycle's phase. A clip without two
+    left touchdowns gets none."""
+    left = np.asarray(clip.events.get("FootDown_L", ()))
+    n = round(float(left[1] - left[0]) * clip.fps) if len(left) > 1 else 0
+    if not 0 < n < clip.n_frames:
+        return clip, 0
+    up = clip.up
+    rot, pos = root.root_world(clip)
+    back = pos[n] - pos[0]
+    back -= up * (back @ up)
+    lead_rot, lead_pos = root.with_root_world_of(clip.rotations[:n], clip.positions[:n], clip.parents,
+                                                 clip.root, rot[:n], pos[:n] - back)
+    for top in root.moving_tops(clip):
+        lead_pos[:, top] -= back
+    return clip.replace(rotations=np.concatenate([lead_rot, clip.rotations]),
+                        positions=np.concatenate([lead_pos, clip.positions]),
+                        events={k: t + n / clip.fps for k, t in clip.events.items()}), n
+
+
+def _let_go_early(mask: np.ndarray, fps: float) -> np.ndarray:
+    """The contacts, each let go `LET_GO` seconds before the frame the detector lifts it (the next
+    frame's, rounding up: a lock ends on a whole frame)."""
+    out = np.zeros_like(mask)
+    for a, b in _runs(mask):
+        out[a:max(a + 1, min(len(mask), math.ceil(b - LET_GO * fps - 1e-9) + 1))] = True
     return out
 
 
-def _laid_along(clip: Clip, path: _Path) -> tuple[Clip, Array]:
-    """The straight clip bent onto the path (see the module notes), up to the frame its root
-    reaches the path's end, and the turn [n] (radians about up) the bend gives each frame. Writes
-    into the clip's own arrays (a blend space's, made for this) and returns a clip of their first
-    n frames."""
+def _laid_along(clip: Clip, path: _Path, start: int = 0) -> tuple[Clip, Array]:
+    """The straight clip bent onto the path from frame `start` (see the module notes; before it
+    the root is on the path's start line, straight back), up to the frame its root reaches the
+    path's end, and the turn [n] (radians about up) the bend gives each frame. Writes into the
+    clip's own arrays (a blend space's, made for this) and returns a clip of their first n
+    frames."""
     up, mpu, j = clip.up, clip.meters_per_unit, clip.root
     parent = int(clip.parents[j])
     rot, pos = root.root_world(clip)
@@ -362,10 +411,10 @@ def _laid_along(clip: Clip, path: _Path) -> tuple[Clip, Array]:
     line /= np.linalg.norm(line)
     if (floor[-1] - floor[0]) @ line < 0.0:
         line = -line
-    rel = floor - floor[0]
+    rel = floor - floor[start]
     x = rel @ line * mpu
     across = rel @ np.cross(up, line)
-    reached = np.flatnonzero(x >= path.length - 0.5 * np.abs(np.gradient(x)))
+    reached = start + np.flatnonzero(x[start:] >= path.length - 0.5 * np.abs(np.gradient(x[start:])))
     n = int(reached[0]) + 1 if reached.size else clip.n_frames
     cycle = _cycle(clip) * clip.fps
     # The drift across the line is slower than a cycle; the sway (its rate) passes whole.

@@ -46,8 +46,10 @@ class _Tee(io.TextIOBase):
         return len(text)
 
     def flush(self) -> None:
+        # IOBase flushes again when the Tee is collected, by then pytest may have closed its capture
         for out in self.outs:
-            out.flush()
+            if not out.closed:
+                out.flush()
 
 
 class _Watched:

@@ -153,6 +153,9 @@ def test_gait_speeds_are_each_loops_travel_speed_in_the_order_given(loops, takes
         warnings.simplefilter("ignore")
         np.testing.assert_allclose(blendspace.gait_speeds(takes["cmu"]), want, rtol=1e-12)
     assert 1.1 < want[0] < 1.3 and 2.5 < want[1] < 2.9  # a walk and a jog
+    # One gait, or two that make no blend space (one speed twice): each measured all the same.
+    np.testing.assert_allclose(blendspace.gait_speeds(cmu[:1]), want[:1], rtol=1e-12)
+    np.testing.assert_allclose(blendspace.gait_speeds([cmu[0], cmu[0]]), [want[0]] * 2, rtol=1e-12)
 
 
 def test_gaits_that_carry_their_travel_on_another_joint_are_measured_on_the_hips(loops):

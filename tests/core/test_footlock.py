@@ -200,8 +200,11 @@ def test_lock_leaves_root_and_upper_body_and_warns_when_out_of_reach():
     reach further) is out of reach and says so."""
     clip = bvh.load(take_path("dataset-1_walk_normal_001"))
     fast = sped_up(clip, 1.3)
-    with pytest.warns(footlock.FootLockWarning, match="could not reach"):
+    with pytest.warns(footlock.FootLockWarning, match="could not reach.*lower_pelvis=True lowers the pelvis"):
         out = footlock.lock_feet(fast, contacts=detect(clip))
+    # Already lowering the pelvis, and still short (the root's travel doubled): said so, no advice.
+    with pytest.warns(footlock.FootLockWarning, match=r"could not reach.*short \(with the pelvis lowered\)$"):
+        footlock.lock_feet(sped_up(clip, 2.0), contacts=detect(clip), lower_pelvis=True)
     legs = {j for side, leg in fast.body.legs.items() for j in (leg[0], fast.parents[fast.body.feet[side][0]],
                                                                   *fast.body.feet[side][:2])}
     others = [j for j in range(fast.n_joints) if j not in legs]
