@@ -447,6 +447,75 @@ def path_from_above(gaits: list[Clip], out: Path) -> Path:
     return _save(fig, out)
 
 
+# Blender's Bezier circle of radius 1 (Add > Curve > Circle): its points and handles, clockwise from
+# (-1, 0) seen from above, cyclic.
+BEZIER_CIRCLE = np.array([[[-1.0, 0.0], [-1.0, 0.552125], [0.0, 1.0], [-0.552125, 1.0]],
+                          [[0.0, 1.0], [0.552125, 1.0], [1.0, 0.0], [1.0, 0.552125]],
+                          [[1.0, 0.0], [1.0, -0.552125], [0.0, -1.0], [0.552125, -1.0]],
+                          [[0.0, -1.0], [-0.552125, -1.0], [-1.0, 0.0], [-1.0, -0.552125]]])
+
+
+def walk_along_curve(walk: Clip, run: Clip, out: Path, scale: float = 3.0, turn: float = 0.6,
+                     at: tuple[float, float] = (2.0, -1.0)) -> Path:
+    """Walk Along Path (stride.follow_path) as it bakes Blender's Bezier circle on an object scaled,
+    turned about Z and moved, the walk and jog in meters (CMU_TO_METERS): `path.follow` on the
+    curve's points in the armature's space, which tests/blender/test_follow_path.py shows the bake
+    equal to. Seen from above and a little from the side (a point at height h drawn 0.35 h right
+    and 0.5 h up): the curve, the hips, the character once a second and each planted foot."""
+    from core import blendspace, path
+
+    # The circle in the world (Blender's Z up, meters): each segment knot, handle, handle, knot.
+    c, s = np.cos(turn), np.sin(turn)
+    spin = np.array([[c, -s], [s, c]])
+    t = np.linspace(0.0, 1.0, 400)[:, None]
+    pieces: list[np.ndarray] = []
+    for k0, h0, k1, h1 in BEZIER_CIRCLE:
+        seg = (1 - t) ** 3 * k0 + 3 * (1 - t) ** 2 * t * h0 + 3 * (1 - t) * t * t * h1 + t ** 3 * k1
+        pieces.append(seg[1:] if pieces else seg)
+    world = (np.concatenate(pieces) * scale) @ spin.T + np.array(at)
+    unit = walk.meters_per_unit
+    # World (x, y, 0) is BVH (x, 0, -y) (Blender's importer: forward -Z, up Y), in file units.
+    points = np.stack([world[:, 0], np.zeros(len(world)), -world[:, 1]], axis=-1) / unit
+    speed = float(blendspace.gait_speeds([walk, run]).min())
+    clip = path.follow([walk, run], points, speed)
+    world_rot, world_pos = clip.fk()
+
+    def seen(p: np.ndarray) -> np.ndarray:
+        """Clip positions [..., 3] (file units) as drawn: world x, y (meters), lifted by the height."""
+        m = p * unit
+        return np.stack([m[..., 0] + 0.35 * m[..., 1], -m[..., 2] + 0.5 * m[..., 1]], axis=-1)
+
+    fig, ax = plt.subplots(figsize=(7.5, 7.0))
+    ax.plot(*world.T, color="#dddddd", lw=9, solid_capstyle="round", label="the curve")
+    hips = world_pos[:, clip.body.pelvis].copy()
+    hips[:, 1] = 0.0
+    ax.plot(*seen(hips).T, color="#1f77b4", lw=1.0, label="hips (on the floor)")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        planted = contacts.contacts(clip, split_slides=False)
+    for foot, color in (("L", "#d62728"), ("R", "#2ca02c")):
+        tips = _foot_tips(clip, world_rot, world_pos, foot) / unit
+        for a, b in zip(*contacts.runs(planted[foot]), strict=True):
+            for f in range(a, b, 4):
+                ax.plot(*seen(tips[f]).T, color=color, lw=1.4, alpha=0.5, solid_capstyle="round")
+    ends = clip.end_site_positions(world_rot, world_pos)
+    for f in range(0, clip.n_frames, round(clip.fps)):
+        for j, p in enumerate(clip.parents.tolist()):
+            if p >= 0:
+                ax.plot(*seen(world_pos[f, np.array([p, j])]).T, color="k", lw=1.1)
+        for e, q in enumerate(clip.end_parents.tolist()):
+            ax.plot(*seen(np.stack([world_pos[f, q], ends[f, e]])).T, color="k", lw=1.1)
+    ax.plot(*world[0], "o", color="#2ca02c", ms=7, label="start (frame 10 in the test)")
+    ax.set_aspect("equal")
+    ax.set_xlabel("world X (m)")
+    ax.set_ylabel("world Y (m)")
+    ax.legend(loc="upper right", fontsize=8)
+    ax.set_title(f"Walk Along Path: Blender's Bezier circle scaled {scale:g}x, turned "
+                 f"{np.degrees(turn):.0f} deg, moved;\nCMU 02 walk and jog at {speed:.2f} m/s, the character "
+                 "once a second, planted feet", fontsize=9)
+    return _save(fig, out)
+
+
 def _blend_for_timeline(walk: Clip, run: Clip) -> Clip:
     from core import sync
 
@@ -481,6 +550,7 @@ def make_all(docs: Path = DOCS, extra: dict[str, Callable[[Path], Path]] | None 
         sync_path(walk, run, docs / "sync_path.png"),
         blend_space_ramp(_bandai_gaits(), docs / "blendspace.png"),
         path_from_above(_bandai_gaits(), docs / "path.png"),
+        walk_along_curve(walk, run, docs / "follow_path.png"),
     ]
     for name, make in (extra or {}).items():
         paths.append(make(docs / name))

@@ -278,16 +278,18 @@ def seconds_at(distances: np.ndarray, speed: Any, within: tuple[float, float]) -
     return np.interp(d, grid, clock)
 
 
-# "at 3.20 m", "from 1.00 to 3.00 m": a distance along the path (a radius follows "of", a speed "m/s").
-_DISTANCE = re.compile(r"\b(at|from|to) (\d+(?:\.\d+)?) m\b(?!/)")
+# "at 3.20 m", "from 1.00 to 3.00 m": distances along the path (a radius follows "of", a speed is m/s).
+_DISTANCE = re.compile(r"\b(?:from (\d+(?:\.\d+)?) to|at) (\d+(?:\.\d+)?) m\b(?!/)")
 
 
 def with_frames(message: str, frame_at: Callable[[np.ndarray], np.ndarray]) -> str:
-    """A PathWarning's message with the frame after each distance along the path it names
-    (`frame_at`: frames of distances in meters)."""
+    """A PathWarning's message with the frames of the distances along the path it names after them
+    ("at 1.20 m (frame 57)", "from 0.00 to 2.50 m (frames 10-162)"; `frame_at`: frames of
+    distances in meters)."""
     def named(m: re.Match[str]) -> str:
-        frame = float(frame_at(np.array([float(m.group(2))]))[0])
-        return f"{m.group(0)} (frame {frame:.0f})"
+        meters = [float(g) for g in m.groups() if g is not None]
+        frames = [f"{f:.0f}" for f in frame_at(np.array(meters))]
+        return f"{m.group(0)} (frame{'s' if len(frames) > 1 else ''} {'-'.join(frames)})"
 
     return _DISTANCE.sub(named, message)
 

@@ -241,8 +241,10 @@ def test_a_turn_too_tight_warns_with_the_frame_of_each_distance(jog):
                            timing=Timing(101.0, 120.0))
     (said,) = [str(w.message) for w in caught if issubclass(w.category, path.PathWarning)]
     assert "along the path the turn is tighter than the speed allows" in said
-    found = re.findall(r"(?:at|from|to) (\d+\.\d+) m \(frame (\d+)\)", said)
-    assert len(found) >= 2, said
+    found = re.findall(r"at (\d+\.\d+) m \(frame (\d+)\)", said)
+    found += [pair for a, b, fa, fb in re.findall(r"from (\d+\.\d+) to (\d+\.\d+) m \(frames (\d+)-(\d+)\)",
+                                                  said) for pair in ((a, fa), (b, fb))]
+    assert len(found) >= 3, said
     for meters, frame in found:
         assert int(frame) == round(101.0 + float(meters) / v * 120.0), (meters, frame)
     # The radius and the speeds get no frame; the user reads no equation.
