@@ -407,14 +407,21 @@ def test_the_walk_along_path_panel_lays_out_the_bake(scene, stride):
     assert obj.stride.gaits[0].action.name == "02_01"
 
 
-def test_an_unkeyed_speed_is_walked_at_its_value_and_said(scene, stride):
+def test_an_unkeyed_speed_is_walked_at_its_value_and_said_on_a_moved_armature(scene, stride):
+    """The armature object moved and turned: the walk is still on the curve where it is in the world
+    (a clip is the motion as it stands in the scene, so the core's walk is the same)."""
     obj = gaits(stride)
+    obj.location, obj.rotation_euler = (1.0, 2.0, 0.0), (0.0, 0.0, 0.3)
     ring = circle(scale=1.5)
     bpy.context.view_layer.objects.active = obj
     obj.stride.speed = 1.9
     assert bpy.ops.stride.follow_path(target=ring.name, speed_mode="CURVE") == {"FINISHED"}
-    said = [s.message for s in reports.SAID if s.test.endswith("walked_at_its_value_and_said")]
+    said = [s.message for s in reports.SAID if s.test.endswith("its_value_and_said_on_a_moved_armature")]
     assert ("the Speed of '02_01' is not keyed in its action '02_03': baked at its value, 1.90 m/s, all "
             "along; key it over time (the Graph Editor shows it) for a speed that changes") in said, said
-    want = path.follow(takes(), in_clip_space(stride.jobs.curve_points(ring)), 1.9, fps=120.0)
-    assert_same_motion(stride.bridge.action_to_clip(obj, obj.animation_data.action), want)
+    world = stride.jobs.curve_points(ring)
+    want = path.follow(takes(), in_clip_space(world), 1.9, fps=120.0)
+    action = obj.animation_data.action
+    assert_same_motion(stride.bridge.action_to_clip(obj, action), want)
+    hips = hips_played(obj, action, np.arange(1, 1 + want.n_frames, 12))
+    assert np.abs(np.linalg.norm(hips - [2.0, -1.0], axis=-1) - 1.5).max() < 0.15  # on the 1.5 m circle
