@@ -38,6 +38,17 @@ warping, motion matching's trajectories), baked offline from the user's own gait
   played at the nearest they reach), and where a turn is tighter than the speed allows (v^2 / R
   above `TURN_LIMIT`, R the radius of the turn over a step), naming the distances along the path
   and by how much. The bake still follows the path.
+- **Starts and stops** (`follow(..., idle=...)`): the character stands in the idle (a standing
+  clip, played forward and back for as long as needed) on the path's first point for `STAND`
+  seconds, then dead-blends (`transition.dead_blend`) over `START_BLEND` into the frame of the
+  slowest gait's first cycle that best continues it (`transition.best_target_time`); it speeds
+  up from the slowest gait's speed at `ACCELERATION` and slows down to it before the end. At
+  the touchdown whose rest comes nearest the path's end it dead-blends into the idle again,
+  over as long as its body takes to come over the landing foot (`STOP_BLEND`), turned on its
+  root over the blend to rest facing along its travel, and stands `REST` seconds. Its last
+  `STOP_STRIDES` strides are stretched or shrunk together so that it comes to rest on the end.
+  `Transition` events at the two switches. A blend slowing down drags its feet: here the
+  contacts are cut where a foot slides (`contacts.contacts(split_slides=True)`).
 
 Times are seconds and distances meters at every boundary; positions in the loops' units and axes.
 """
@@ -46,13 +57,14 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-from . import blendspace, contacts, footlock, quat, root, skeleton, sync
+from . import blendspace, contacts, footlock, quat, resample, root, skeleton, sync, transition
 from .body import FeetSpec, with_feet
 from .clip import Clip
 
@@ -86,6 +98,33 @@ LET_GO = 1.0 / 60.0
 # 0.1 s the CMU walk-jog line's last landing is carried on at 0.51 m/s).
 EASE_IN = 0.15
 _FEET = ("FootDown_L", "FootDown_R")
+# m/s: a root slower than this over the floor stands (a standing clip's drift is a few cm/s).
+_STILL_MPS = 0.2
+
+# Starting and stopping (`follow(..., idle=...)`). Seconds the character stands on the path's
+# first point before it starts, and on its last after its stop's blend:
+STAND = 0.5
+REST = 1.0
+# Seconds of the dead blend from standing into the step that best continues it (the body leans
+# into its first step while the stance foot stays put).
+START_BLEND = 0.5
+# The stop's dead blend, from a touchdown, lasts as long as the body takes to come over the foot
+# it lands at the speed it comes in at (its lead over the hips x 2 / v: the travel of a blend
+# that slows from v to rest), within these seconds.
+STOP_BLEND = (0.3, 0.8)
+# m/s^2: how fast the character speeds up from the slowest the gaits go after it starts, and
+# slows down to it before it stops (walkers reach their pace in about two steps).
+ACCELERATION = 1.5
+# The character comes to rest on the path's end: its last strides before the stop are lengthened
+# or shortened together, over this many, as walkers adjust their last steps to a mark (at most
+# half a step over them: 8 % at three).
+STOP_STRIDES = 3.0
+# Following a target in time (`follow_target`): seconds over which its speed along its track is
+# averaged (a keyed object's speed jitters from frame to frame), and the most its remap stretches
+# or shrinks the blend's strides to put the character where the target is (the blend's own
+# timing drifts by a fraction of a percent: 13 cm over 20 m at 0.65 %).
+TARGET_SMOOTH = 0.5
+TARGET_STRETCH = 0.05
 
 
 class PathWarning(UserWarning):
@@ -203,28 +242,40 @@ def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
     return list(zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist(), strict=True))
 
 
-def _stretch(s: Array, a: int, b: int) -> str:
+class _Where(NamedTuple):
+    """How a warning names a place on the path: a value per path sample (`at` [M]), its unit, and
+    the words after a stretch of them ("from 2.00 to 6.00 m along the path")."""
+
+    at: Array
+    unit: str = "m"
+    along: str = "along the path"
+
+
+def _stretch(where: _Where, a: int, b: int) -> str:
     """Where a run [a, b) of path samples lies, in words."""
-    return f"at {s[a]:.2f} m" if s[b - 1] - s[a] < 0.005 else f"from {s[a]:.2f} to {s[b - 1]:.2f} m"
+    at, u = where.at, where.unit
+    span = f"at {at[a]:.2f} {u}" if at[b - 1] - at[a] < 0.005 else f"from {at[a]:.2f} to {at[b - 1]:.2f} {u}"
+    return f"{span} {where.along}"
 
 
-def _within_reach(v: Array, s: Array, speeds: Array) -> tuple[Array, list[str]]:
+def _within_reach(v: Array, where: _Where, speeds: Array) -> tuple[Array, list[str]]:
     """The speeds kept within what the gaits reach, and a sentence per stretch of path outside it."""
     least, most = blendspace.RATE_RANGE[0] * speeds.min(), blendspace.RATE_RANGE[1] * speeds.max()
+    at, u = where.at, where.unit
     out = []
     for mask, word, bound, which, times in ((v < least, "below", least, "slowest", blendspace.RATE_RANGE[0]),
                                             (v > most, "above", most, "fastest", blendspace.RATE_RANGE[1])):
         gait = speeds.min() if which == "slowest" else speeds.max()
         for a, b in _runs(mask):
             k = a + int(np.argmax(np.abs(v[a:b] - bound)))
-            out.append(f"{_stretch(s, a, b)} along the path the speed asked is {word} what the gaits "
-                       f"reach: {v[k]:.3g} m/s at {s[k]:.2f} m, {abs(v[k] - bound):.3g} m/s {word} the "
+            out.append(f"{_stretch(where, a, b)} the speed asked is {word} what the gaits "
+                       f"reach: {v[k]:.3g} m/s at {at[k]:.2f} {u}, {abs(v[k] - bound):.3g} m/s {word} the "
                        f"{bound:.3g} m/s they reach ({times:g}x the {which}, {gait:.3g} m/s); played at "
                        f"{bound:.3g} m/s there")
     return np.clip(v, least, most), out
 
 
-def _tight_turns(path: _Path, v: Array, step: Array) -> list[str]:
+def _tight_turns(path: _Path, v: Array, step: Array, where: _Where) -> list[str]:
     """A sentence per stretch of path where v^2 / R is above TURN_LIMIT, R the radius of the turn
     over a step (`step` [M] meters, centered: the curvature a character turns over as it steps)."""
     d, half = path.distance, 0.5 * step
@@ -235,11 +286,11 @@ def _tight_turns(path: _Path, v: Array, step: Array) -> list[str]:
     for a0, b0 in _runs(asked > TURN_LIMIT * (1.0 + 1e-9)):
         k = a0 + int(np.argmax(asked[a0:b0]))
         radius = 1.0 / curvature[k]
-        out.append(f"{_stretch(d, a0, b0)} along the path the turn is tighter than the speed allows: at "
-                   f"{d[k]:.2f} m a radius of {radius:.2f} m at {v[k]:.3g} m/s asks v^2/R = {asked[k]:.3g} "
-                   f"m/s^2, {asked[k] / TURN_LIMIT:.2g}x the {TURN_LIMIT:.2f} m/s^2 (0.5 g) a character "
-                   f"leans into; widen it to a radius of {v[k] ** 2 / TURN_LIMIT:.2f} m or slow to "
-                   f"{math.sqrt(TURN_LIMIT * radius):.2f} m/s there")
+        out.append(f"{_stretch(where, a0, b0)} the turn is tighter than the speed allows: at "
+                   f"{where.at[k]:.2f} {where.unit} a radius of {radius:.2f} m at {v[k]:.3g} m/s asks "
+                   f"v^2/R = {asked[k]:.3g} m/s^2, {asked[k] / TURN_LIMIT:.2g}x the {TURN_LIMIT:.2f} m/s^2 "
+                   f"(0.5 g) a character leans into; widen it to a radius of {v[k] ** 2 / TURN_LIMIT:.2f} m "
+                   f"or slow to {math.sqrt(TURN_LIMIT * radius):.2f} m/s there")
     return out
 
 
@@ -290,7 +341,7 @@ def _cycle(clip: Clip) -> float:
 
 
 def follow(loops: Sequence[Clip], points: npt.ArrayLike, speed: Any, *, fps: float | None = None,
-           feet: FeetSpec | None = None, lock_feet: bool = True) -> Clip:
+           feet: FeetSpec | None = None, lock_feet: bool = True, idle: Clip | None = None) -> Clip:
     """The gaits in `loops` walked along the polyline `points` at `speed` (see the module notes).
 
     loops: one or more gaits as `blendspace.blend_space` takes them (loops from `sync.loop_cycle`,
@@ -304,28 +355,162 @@ def follow(loops: Sequence[Clip], points: npt.ArrayLike, speed: Any, *, fps: flo
         the body map's are not the ones (`body.with_feet`).
     lock_feet: hold each planted foot where it lands (`footlock.lock_feet`, lowering the pelvis
         where a leg would not reach it).
+    idle: a standing clip of the gaits' skeleton (a still stretch of a take will do). With it the
+        character stands on the path's first point for `STAND` seconds, starts into the gaits,
+        speeds up and slows down at most at `ACCELERATION`, and comes to rest standing on the
+        last point, where the clip goes on for `REST` seconds (module notes: starts and stops).
 
-    The character starts on the path's first point facing along it, at phase 0 (a left
-    touchdown) of the gaits for the starting speed; the clip ends on the frame it reaches the
-    last point. FootDown_L / FootDown_R events at its touchdowns. `PathWarning` where the speed
-    is outside the gaits' reach or a turn is tighter than the speed allows (the bake follows as
-    closely as it can); ValueError for fewer than two points or no gaits.
+    Without `idle` the character starts on the path's first point facing along it, at phase 0 (a
+    left touchdown) of the gaits for the starting speed, and the clip ends on the frame it
+    reaches the last point. FootDown_L / FootDown_R events at its touchdowns, `Transition` where
+    it starts and stops. `PathWarning` where the speed is outside the gaits' reach or a turn is
+    tighter than the speed allows (the bake follows as closely as it can); ValueError for fewer
+    than two points or no gaits, TypeError or ValueError for an idle that is not a standing clip
+    of the gaits' skeleton.
     """
     gaits = _as_loops(loops, feet)
-    path, v, cycles = _planned(gaits, len(loops), points, speed)
-    clock = np.concatenate([[0.0], np.cumsum(np.diff(path.distance) * 0.5 * (1.0 / v[1:] + 1.0 / v[:-1]))])
-    # Played on past the end (the output is cut where it reaches the last point, which the
-    # blend's own speed decides), at the last speed.
-    extra = float(cycles.max()) + 0.5
-    straight = blendspace.blend_space(gaits, (np.append(clock, clock[-1] + extra), np.append(v, v[-1])),
-                                      float(clock[-1]) + extra, fps=fps, feet=feet)
-    return _walked(straight, path, gaits, lock_feet)
+    if idle is None:
+        path, v, cycles = _planned(gaits, len(loops), points, speed)
+        # Played on past the end (the output is cut where it reaches the last point, which the
+        # blend's own speed decides), at the last speed.
+        straight = _straight(gaits, _clock(path.distance, v), v, float(cycles.max()) + 0.5, fps, feet)
+        return _walked(straight, path, gaits, lock_feet)
+    rate = max(g.fps for g in gaits) if fps is None else float(fps)
+    still = _standing(idle, gaits[0], feet, rate)
+    speeds = blendspace.gait_speeds(gaits)[:len(loops)]
+    least = float(speeds.min())
+    slowest = gaits[int(np.argmin(speeds))]
+    # The slowest gait's cycle and stride played slower, at the least speed.
+    cycle = slowest.n_frames / slowest.fps / len(slowest.events["FootDown_L"])
+    path, v, cycles = _planned(gaits, len(loops), points, speed,
+                               ease=partial(_eased, least=least, margin=least * cycle))
+    walked, planted, remap = _started_and_stopped(gaits, path, v, still, cycle, float(cycles.max()),
+                                                  fps, feet)
+    return _walked(walked, path, gaits, lock_feet, remap=remap, planted=planted, lead=False)
 
 
-def _planned(gaits: list[Clip], given: int, points: npt.ArrayLike, speed: Any) -> tuple[_Path, Array, Array]:
+def follow_target(loops: Sequence[Clip], times: npt.ArrayLike, positions: npt.ArrayLike, *,
+                  idle: Clip | None = None, fps: float | None = None, feet: FeetSpec | None = None,
+                  lock_feet: bool = True) -> Clip:
+    """The gaits in `loops` following a target's floor track in time (see the module notes).
+
+    times: [T] seconds, increasing (a keyed object's frames, say); positions: [T, 3] where the
+        target is then, in the loops' units and axes (the up component is ignored).
+    idle, fps, feet, lock_feet: as `follow` takes them.
+
+    The output's frame 0 is the target's first time. The character walks the target's track at
+    the target's speed along it (m/s, averaged over `TARGET_SMOOTH` seconds), and its travel
+    along the track is then put where the target is at each time, its strides lengthened or
+    shortened by at most `TARGET_STRETCH` (the blend's own timing drifts by a fraction of a
+    percent; a target the gaits cannot keep up with is not caught up with by strides out of
+    reach). Without `idle` the output lasts as long as the target's track, and the character
+    starts walking at phase 0 on its first point; with `idle` it starts from standing and comes
+    to rest on the track's end as `follow` does, at the target's speeds. `PathWarning` naming
+    the target's times (seconds from its first) where it is faster or slower than the gaits
+    reach or turns tighter than its speed allows (v^2 / R above 0.5 g). ValueError for fewer
+    than two samples, times that do not increase, values that are not finite, or a target that
+    does not move over the floor.
+    """
+    gaits = _as_loops(loops, feet)
+    up, mpu = gaits[0].up, gaits[0].meters_per_unit
+    t, points = _target(times, positions, up)
+    s = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(points, axis=0), axis=-1))]) * mpu
+    if s[-1] <= 1e-6:
+        raise ValueError("the target does not move over the floor (its positions differ only along up)")
+    profile = _target_speeds(t, s)
+
+    def when(d: Array) -> Array:
+        return np.interp(d, s, t)
+
+    if idle is not None:
+        # Its start and stop as `follow` makes them, at the target's speeds along its track (what
+        # they ask beyond the gaits said here, with the target's times).
+        _planned(gaits, len(loops), points, profile, when=when)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PathWarning)
+            return follow(loops, points, profile, fps=fps, feet=feet, lock_feet=lock_feet, idle=idle)
+    path, v, cycles = _planned(gaits, len(loops), points, profile, when=when)
+    duration = float(t[-1])
+    straight = _straight(gaits, _clock(path.distance, v), v, float(cycles.max()) + 0.5 + duration, fps, feet)
+    straight = straight[:math.floor(duration * straight.fps + 1e-9) + 1]
+    return _walked(straight, path, gaits, lock_feet, remap=_in_time(straight, t, s * path.length / s[-1]))
+
+
+def _target(times: npt.ArrayLike, positions: npt.ArrayLike, up: Array) -> tuple[Array, Array]:
+    """(times [T] from the first, seconds; positions [T, 3] on the floor), checked."""
+    t = np.asarray(times, dtype=np.float64).reshape(-1)
+    p = np.asarray(positions, dtype=np.float64)
+    if p.ndim != 2 or p.shape[1] != 3:
+        raise ValueError(f"a target's positions are [T, 3] in the gaits' units and axes, not shape {p.shape}")
+    if len(t) != len(p):
+        raise ValueError(f"a target needs one time per position: {len(t)} times, {len(p)} positions")
+    if len(t) < 2:
+        raise ValueError(f"a target needs two or more samples in time, not {len(t)}")
+    if not (np.all(np.isfinite(t)) and np.all(np.isfinite(p))):
+        raise ValueError("the target's times and positions must be finite")
+    if np.any(np.diff(t) <= 0.0):
+        k = int(np.flatnonzero(np.diff(t) <= 0.0)[0])
+        raise ValueError(f"the target's times must increase: {t[k + 1]:g} s follows {t[k]:g} s "
+                         f"(sample {k + 1})")
+    return t - t[0], p - np.outer(p @ up, up)
+
+
+def _target_speeds(t: Array, s: Array) -> tuple[Array, Array]:
+    """(distances, speeds): the target's speed along its track (m/s), its distance over time
+    averaged over `TARGET_SMOOTH` seconds (a keyed object's steps from frame to frame are
+    noise to a walker), at the distances it has then covered."""
+    step = min(float(np.median(np.diff(t))), TARGET_SMOOTH / 4.0)
+    even = np.arange(0.0, t[-1] + 0.5 * step, step)
+    d = root.lowpass(np.interp(even, t, s), 0.5 * TARGET_SMOOTH / step)
+    v = np.gradient(d, even)
+    at = np.maximum.accumulate(d)
+    keep = np.concatenate([[True], np.diff(at) > 1e-9])
+    return at[keep], v[keep]
+
+
+def _in_time(clip: Clip, t: Array, s: Array) -> tuple[Array, Array]:
+    """(meters along the clip's travel line, meters along the path): the remap that puts the
+    clip's root, averaged over a cycle, where the target is (s [T] meters at t [T] seconds) on
+    each of its frames, its slope within 1 -+ `TARGET_STRETCH` (strides at most that much longer
+    or shorter than the blend's)."""
+    up, mpu, fps = clip.up, clip.meters_per_unit, clip.fps
+    _, pos = root.root_world(clip)
+    floor = pos - np.outer(pos @ up, up)
+    x = root.lowpass((floor - floor[0]) @ _travel_line(floor, up) * mpu, 0.5 * _cycle(clip) * fps)
+    x = np.maximum.accumulate(x)
+    want = np.interp(np.arange(clip.n_frames) / fps, t, s)
+    m = np.empty_like(want)
+    m[0] = 0.0
+    # Forward, each step's slope held within the stretch (one pass over the frames).
+    dx = np.diff(x)
+    for k in range(1, len(m)):
+        lo, hi = m[k - 1] + (1.0 - TARGET_STRETCH) * dx[k - 1], m[k - 1] + (1.0 + TARGET_STRETCH) * dx[k - 1]
+        m[k] = min(max(want[k], lo), hi)
+    keep = np.concatenate([[True], np.diff(x) > 1e-9])
+    return x[keep], m[keep]
+
+
+def _clock(distance: Array, v: Array) -> Array:
+    """[M] seconds at each path sample when walked at speeds v [M] (m/s): t(s) = integral ds / v."""
+    return np.concatenate([[0.0], np.cumsum(np.diff(distance) * 0.5 * (1.0 / v[1:] + 1.0 / v[:-1]))])
+
+
+def _straight(gaits: list[Clip], clock: Array, v: Array, extra: float, fps: float | None,
+              feet: FeetSpec | None) -> Clip:
+    """The blend space of the gaits at speeds v [M] (m/s) at times `clock` [M] (seconds), played
+    `extra` seconds past the last at the last speed."""
+    return blendspace.blend_space(gaits, (np.append(clock, clock[-1] + extra), np.append(v, v[-1])),
+                                  float(clock[-1]) + extra, fps=fps, feet=feet)
+
+
+def _planned(gaits: list[Clip], given: int, points: npt.ArrayLike, speed: Any, *,
+             ease: Callable[[Array, _Path], Array] | None = None,
+             when: Callable[[Array], Array] | None = None) -> tuple[_Path, Array, Array]:
     """(the path to walk, its corners rounded; the speed at each of its samples, within the gaits'
-    reach; each gait's cycle in seconds) for the first `given` gaits (a lone gait's twin left
-    out), with a `PathWarning` for what the path asks beyond them."""
+    reach and `ease`d (speeds [M], the path) -> speeds [M] when given; each gait's cycle in
+    seconds) for the first `given` gaits (a lone gait's twin left out), with a `PathWarning` for
+    what the path asks beyond them, naming distances along it, or with `when` (meters along the
+    path -> seconds) the times a target is there."""
     up, mpu = gaits[0].up, gaits[0].meters_per_unit
     path = _floor_path(points, up, mpu)
     speeds = blendspace.gait_speeds(gaits)[:given]
@@ -336,24 +521,38 @@ def _planned(gaits: list[Clip], given: int, points: npt.ArrayLike, speed: Any) -
     def steps(v: Array) -> Array:
         return 0.5 * v * np.interp(v, speeds[order], cycles[order])
 
-    v, _ = _within_reach(_speeds(speed, path.distance), path.distance, speeds)
+    v, _ = _within_reach(_speeds(speed, path.distance), _Where(path.distance), speeds)
     path = _rounded(path, up, mpu, ROUNDING * float(np.median(steps(v))))
-    v, problems = _within_reach(_speeds(speed, path.distance), path.distance, speeds)
-    problems += _tight_turns(path, v, steps(v))
+    where = (_Where(path.distance) if when is None
+             else _Where(when(path.distance), "s", "into the target's track"))
+    v, problems = _within_reach(_speeds(speed, path.distance), where, speeds)
+    if ease is not None:
+        v = ease(v, path)
+    problems += _tight_turns(path, v, steps(v), where)
     if problems:
         warnings.warn("; ".join(problems), PathWarning, stacklevel=3)
     return path, v, cycles
 
 
-def _walked(straight: Clip, path: _Path, gaits: list[Clip], lock_feet: bool) -> Clip:
+def _walked(straight: Clip, path: _Path, gaits: list[Clip], lock_feet: bool,
+            remap: tuple[Array, Array] | None = None, planted: dict[str, np.ndarray] | None = None,
+            lead: bool = True) -> Clip:
     """A straight clip of the gaits (a blend space's, whose root travels a line from the path's
     start) walked along the path: bent onto it, its legs turned over its planted feet and those
-    held (see the module notes). The lock is worked on the clip with a lead-in (`_with_lead_in`),
-    then cut off."""
+    held (see the module notes). remap: (meters along the line, meters along the path),
+    increasing, for a clip that comes to rest on the path's end (`_started_and_stopped`): then
+    every frame is kept. planted: the contacts to hold (None: found on the straight clip).
+    lead: the lock is worked on the clip with a lead-in (`_with_lead_in`), then cut off (a clip
+    that starts walking). Writes into the straight clip's arrays."""
     _body_of(straight, gaits)
-    straight, start = _with_lead_in(straight)
-    planted = contacts.contacts(straight, split_slides=False) if lock_feet else {}
-    out, turn = _laid_along(straight, path, start)
+    start = 0
+    if lead:
+        straight, start = _with_lead_in(straight)
+    if not lock_feet:
+        planted = {}
+    elif planted is None:
+        planted = contacts.contacts(straight, split_slides=False)
+    out, turn = _laid_along(straight, path, remap, start)
     planted = {side: _let_go_early(mask[:out.n_frames], out.fps) for side, mask in planted.items()}
     if planted:
         _stance_yaw(out, turn, planted)
@@ -394,10 +593,21 @@ def _let_go_early(mask: np.ndarray, fps: float) -> np.ndarray:
     return out
 
 
-def _laid_along(clip: Clip, path: _Path, start: int = 0) -> tuple[Clip, Array]:
+def _travel_line(floor: Array, up: Array) -> Array:
+    """The line [3] a straight clip's root travels: its floor positions' [T, 3] principal
+    direction, from its start toward its end (unit, on the floor)."""
+    line = np.linalg.svd(floor - floor.mean(axis=0), full_matrices=False)[2][0]
+    line -= up * (line @ up)
+    line /= np.linalg.norm(line)
+    return -line if (floor[-1] - floor[0]) @ line < 0.0 else line
+
+
+def _laid_along(clip: Clip, path: _Path, remap: tuple[Array, Array] | None = None,
+                start: int = 0) -> tuple[Clip, Array]:
     """The straight clip bent onto the path from frame `start` (see the module notes; before it
     the root is on the path's start line, straight back), up to the frame its root reaches the
-    path's end, and the turn [n] (radians about up) the bend gives each frame. Writes into the
+    path's end (with `remap`, see `_walked`: every frame, its distances along the line
+    remapped), and the turn [n] (radians about up) the bend gives each frame. Writes into the
     clip's own arrays (a blend space's, made for this) and returns a clip of their first n
     frames."""
     up, mpu, j = clip.up, clip.meters_per_unit, clip.root
@@ -405,25 +615,26 @@ def _laid_along(clip: Clip, path: _Path, start: int = 0) -> tuple[Clip, Array]:
     rot, pos = root.root_world(clip)
     height = pos @ up
     floor = pos - np.outer(height, up)
-    # The line the clip travels: its floor path's principal direction, from its start to its end.
-    line = np.linalg.svd(floor - floor.mean(axis=0), full_matrices=False)[2][0]
-    line -= up * (line @ up)
-    line /= np.linalg.norm(line)
-    if (floor[-1] - floor[0]) @ line < 0.0:
-        line = -line
+    line = _travel_line(floor, up)
     rel = floor - floor[start]
     x = rel @ line * mpu
     across = rel @ np.cross(up, line)
-    reached = start + np.flatnonzero(x[start:] >= path.length - 0.5 * np.abs(np.gradient(x[start:])))
-    n = int(reached[0]) + 1 if reached.size else clip.n_frames
+    if remap is None:
+        reached = start + np.flatnonzero(x[start:] >= path.length - 0.5 * np.abs(np.gradient(x[start:])))
+        n = int(reached[0]) + 1 if reached.size else clip.n_frames
+    else:
+        n = clip.n_frames
     cycle = _cycle(clip) * clip.fps
     # The drift across the line is slower than a cycle; the sway (its rate) passes whole.
     drift = root.lowpass(across, 0.5 * cycle)
     sway = (across - drift)[:n]
     fwd, side = root.floor_axes(up)
-    # (the drift's direction: a blend that veers is straightened, its heading with it)
-    travel = math.atan2(line @ side, line @ fwd) + np.arctan2(np.gradient(drift), np.gradient(x / mpu))
-    x = x[:n]
+    # (the drift's direction: a blend that veers is straightened, its heading with it; where the
+    # root stands, no direction: its step is floored at a slow walk's)
+    slowest = _STILL_MPS / clip.fps / mpu
+    travel = math.atan2(line @ side, line @ fwd) + np.arctan2(
+        np.gradient(drift), np.maximum(np.gradient(x / mpu), slowest))
+    x = x[:n] if remap is None else _remapped(x, *remap)
     inside = np.clip(x, 0.0, path.length)
     point = np.stack([np.interp(inside, path.distance, path.points[:, k]) for k in range(3)], axis=-1)
     tangent = np.interp(inside, path.distance, path.angle)
@@ -453,6 +664,202 @@ def _laid_along(clip: Clip, path: _Path, start: int = 0) -> tuple[Clip, Array]:
                name=f"{name} along a path", root=j, up=up, forward=clip.forward, meters_per_unit=mpu,
                loop=False, motion_start=0, body=clip.body)
     return out, turn
+
+
+# -- starting and stopping -----------------------------------------------------------------------
+
+
+def _standing(idle: Any, ref: Clip, feet: FeetSpec | None, fps: float) -> Clip:
+    """The idle checked to be a standing clip of the gaits' skeleton, at the output rate, from its
+    motion's first frame (a converter's T-pose left out)."""
+    if not isinstance(idle, Clip):
+        raise TypeError(f"idle is a standing Clip of the gaits' skeleton, not {type(idle).__name__}")
+    ref.check_compatible(idle)
+    idle = with_feet(idle, feet)
+    if idle.motion_start:
+        idle = idle[idle.motion_start:]
+    if idle.fps != fps:
+        idle = resample.resample(idle, fps)
+    moves = _root_speed(idle)
+    if moves > _STILL_MPS:
+        named = f"the idle {idle.name}" if idle.name else "the idle"
+        raise ValueError(f"{named} travels at {moves:.2f} m/s: give a standing clip (a still stretch of a "
+                         f"take will do; under {_STILL_MPS:g} m/s)")
+    # On the gaits' skeleton (its End Sites: what the feet stand on), with the idle's own motion.
+    out = ref.with_frames(idle.rotations, idle.positions)
+    out.name = idle.name
+    return out
+
+
+def _root_speed(clip: Clip) -> float:
+    """m/s: how far the root travels over the floor from the first frame to the last, over its
+    duration (0 for one frame)."""
+    _, pos = root.root_world(clip)
+    step = (pos[-1] - pos[0]) - clip.up * ((pos[-1] - pos[0]) @ clip.up)
+    return float(np.linalg.norm(step)) * clip.meters_per_unit / max(clip.duration, 1.0 / clip.fps)
+
+
+def _played(idle: Clip, seconds: float) -> Clip:
+    """The idle for at least `seconds`: played forward, then back, and so on (a standing clip has
+    no seam to loop over; played back it goes on from the pose it is in)."""
+    T = idle.n_frames
+    n = max(math.ceil(seconds * idle.fps - 1e-9) + 1, T)
+    k = np.arange(n)
+    if T > 1:
+        k %= 2 * (T - 1)
+        k = np.where(k < T, k, 2 * (T - 1) - k)
+    else:
+        k[:] = 0
+    out = idle.with_frames(idle.rotations[k], idle.positions[k])
+    out.name = idle.name
+    return out
+
+
+def _eased(v: Array, path: _Path, *, least: float, margin: float) -> Array:
+    """The speeds v [M] (m/s) at the path's samples held to what the character reaches speeding
+    up at `ACCELERATION` from `least` at the path's start and slowing down to it `margin`
+    meters before its end."""
+    s = path.distance
+    room = np.maximum(np.minimum(s, path.length - margin - s), 0.0)
+    return np.minimum(v, np.sqrt(least * least + 2.0 * ACCELERATION * room))
+
+
+def _started_and_stopped(gaits: list[Clip], path: _Path, v: Array, still: Clip, cycle: float, longest: float,
+                         fps: float | None, feet: FeetSpec | None
+                         ) -> tuple[Clip, dict[str, np.ndarray], tuple[Array, Array]]:
+    """The gaits walked straight at speeds v [M] (m/s, at the path's samples), started from the
+    standing clip `still` and stopped into it, and where its travel along its line (meters)
+    goes on the path (see `_walked`): the character stands `STAND` seconds, dead-blends over
+    `START_BLEND` into the frame of the gaits at the slowest (their first `cycle` seconds) that
+    best continues the pose (`transition.best_target_time`), and walks on at the path's speeds
+    from there; near the path's end, at a touchdown, it dead-blends into the standing clip over
+    as long as its body takes to come over that foot (`STOP_BLEND`), choosing the touchdown
+    whose rest is nearest the end; then it stands `REST` seconds. Its last `STOP_STRIDES`
+    strides are remapped onto the path so that it comes to rest on the end (feet held where
+    they land: longer or shorter steps). `longest`: the longest gait cycle (seconds)."""
+    least = float(v.min())
+    lead = blendspace.blend_space(gaits, least, 2.5 * cycle, fps=fps, feet=feet)
+    stand = _played(still, STAND)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", contacts.ContactWarning)  # (matching reads a few strides)
+        t_d = transition.best_target_time(stand, STAND, lead, search=(0.0, cycle))
+    # The same frames up to t_d, then the path's speeds.
+    clock = t_d + _clock(path.distance, v)
+    straight = _straight(gaits, np.concatenate([[0.0], clock]), np.concatenate([[least], v]),
+                         2.0 * longest + 1.0, fps, feet)
+    fps = straight.fps
+    up, mpu = straight.up, straight.meters_per_unit
+    length = path.length
+    cycle = _cycle(straight)
+    head = transition.dead_blend(stand, straight, STAND, t_d, START_BLEND)
+    head.body = straight.body
+    # The stop: a touchdown after the start's blend whose rest comes nearest the path's end.
+    _, pos = root.root_world(head)
+    floor = pos - np.outer(pos @ up, up)
+    line = _travel_line(floor, up)
+    x = (floor - floor[0]) @ line * mpu
+    speed = root.lowpass(np.gradient(x) * fps, 0.25 * cycle * fps)
+    started = math.ceil((STAND + START_BLEND) * fps)
+    downs = sorted((round(t * fps), foot) for foot in ("L", "R")
+                   for t in head.events.get(f"FootDown_{foot}", ()) if round(t * fps) >= started)
+    if not downs:
+        downs = [(min(started, head.n_frames - 1), "L")]
+    frames = np.array([i for i, _ in downs])
+    _, wpos = quat.fk(head.rotations[frames], head.positions[frames], head.parents)
+    ahead = _foot_ahead(still, [f for _, f in downs])
+    # How far the landing foot is ahead of the hips beyond where the standing clip has it.
+    over = np.array([(wpos[k, head.body.feet[f][0]] - wpos[k, head.root]) @ line * mpu
+                     for k, (_, f) in enumerate(downs)]) - ahead
+    v = np.maximum(speed[frames], _STILL_MPS)
+    blends = np.clip(2.0 * over / v, *STOP_BLEND)
+    rests = x[frames] + 0.5 * v * blends
+    k = int(np.argmin(np.abs(rests - length)))
+    i, blend_time = int(frames[k]), float(blends[k])
+    a = max(i - math.ceil(2.0 * cycle * fps), 0)
+    before = head[a:i + 1]
+    rest = _played(still, blend_time + REST + still.duration)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", contacts.ContactWarning)
+        t_i = transition.best_target_time(before, (i - a) / fps, rest, search=(0.0, still.duration))
+    stop = transition.dead_blend(before, rest, (i - a) / fps, t_i, blend_time)
+    n = min((i - a) + math.ceil((blend_time + REST) * fps) + 1, stop.n_frames)
+    stop = _rests_facing(stop[:n], line, i - a, math.ceil(blend_time * fps))
+    keep = a / fps - 0.5 / fps
+    events = {}
+    for name in {*head.events, *stop.events}:
+        mine = head.events.get(name, np.zeros(0))
+        theirs = stop.events.get(name, np.zeros(0))
+        events[name] = np.sort(np.concatenate([mine[mine < keep],
+                                               theirs[theirs <= (n - 1) / fps + 1e-9] + a / fps]))
+    out = head.replace(rotations=np.concatenate([head.rotations[:a], stop.rotations[:n]]),
+                       positions=np.concatenate([head.positions[:a], stop.positions[:n]]),
+                       events=events, name=straight.name, loop=False, motion_start=0, root=straight.root)
+    out.body = straight.body
+    # Found on the whole, read as the walk alone reads (a standing stretch would lower what the
+    # detector calls slow: the lifts of a run a frame late).
+    planted = contacts.contacts(out, split_slides=True, thresholds=contacts.thresholds(straight))
+    return out, planted, _rest_on(out, length, i, blend_time)
+
+
+def _rests_facing(clip: Clip, line: Array, switch: int, frames: int) -> Clip:
+    """The stop turned on its root about up from frame `switch` on, by a smoothstep over `frames`,
+    so that it rests facing along `line` (a dead blend re-anchors the standing clip on the hips'
+    heading at the switch, a touchdown, where a walk's hips are swung round by up to 10 degrees)."""
+    up = clip.up
+    rot, pos = root.root_world(clip)
+    heading = root.heading_of(rot, up, clip.forward)
+    fwd, side = root.floor_axes(up)
+    settled = min(switch + frames, clip.n_frames - 1)
+    off = math.atan2(line @ side, line @ fwd) - float(np.median(heading[settled:]))
+    off = math.atan2(math.sin(off), math.cos(off))
+    w = transition.smoothstep((np.arange(clip.n_frames) - switch) / max(frames, 1))
+    return root.with_root_world(clip, quat.mul(root.yaw_quat(w * off, up), rot), pos)
+
+
+def _foot_ahead(still: Clip, feet: list[str]) -> Array:
+    """[n] meters each of `feet` stands ahead of the root in the standing clip, along its facing
+    (the mean over its frames), to compare with a walk's along its line."""
+    _, wpos = still.fk()
+    facing = root.trajectory(still).heading
+    fwd, side = root.floor_axes(still.up)
+    ahead = {}
+    for foot in set(feet):
+        rel = wpos[:, still.body.feet[foot][0]] - wpos[:, still.root]
+        along = np.cos(facing) * (rel @ fwd) + np.sin(facing) * (rel @ side)
+        ahead[foot] = float(np.mean(along)) * still.meters_per_unit
+    return np.array([ahead[f] for f in feet])
+
+
+def _rest_on(clip: Clip, length: float, stop: int, blend_time: float) -> tuple[Array, Array]:
+    """(meters along the clip's travel line, meters along the path): the remap that puts where
+    the clip comes to rest (after its stop's blend, from frame `stop`) on the path's end,
+    lengthening or shortening its last `STOP_STRIDES` strides together (and no more of them
+    than it walks after its start's blend)."""
+    up, mpu, fps = clip.up, clip.meters_per_unit, clip.fps
+    _, pos = root.root_world(clip)
+    floor = pos - np.outer(pos @ up, up)
+    x = (floor - floor[0]) @ _travel_line(floor, up) * mpu
+    settled = min(stop + math.ceil(blend_time * fps), clip.n_frames - 1)
+    at_rest = float(np.median(x[settled:]))
+    left = np.asarray(clip.events.get("FootDown_L", ()))
+    near = np.round(left[(left * fps < stop)][-4:] * fps).astype(np.int64)
+    stride = float(np.median(np.diff(x[near]))) if len(near) >= 2 else 0.0
+    walking = float(x[min(math.ceil((STAND + START_BLEND) * fps), clip.n_frames - 1)])
+    start = max(at_rest - STOP_STRIDES * stride, walking)
+    lo, hi = min(float(x.min()), 0.0) - 1.0, max(float(x.max()), at_rest) + 1.0
+    if start >= at_rest - 1e-6:
+        return np.array([lo, hi]), np.array([lo, hi]) + (length - at_rest)
+    return (np.array([lo, start, at_rest, hi]),
+            np.array([lo, start, length, length + hi - at_rest]))
+
+
+def _remapped(x: Array, xs: Array, ms: Array) -> Array:
+    """x [n] through the piecewise-linear map (xs -> ms, increasing), straight on past its ends."""
+    out = np.interp(x, xs, ms)
+    below, above = x < xs[0], x > xs[-1]
+    out[below] = ms[0] + (x[below] - xs[0]) * (ms[1] - ms[0]) / (xs[1] - xs[0])
+    out[above] = ms[-1] + (x[above] - xs[-1]) * (ms[-1] - ms[-2]) / (xs[-1] - xs[-2])
+    return out
 
 
 # -- feet through turns --------------------------------------------------------------------------

@@ -24,7 +24,7 @@ import pytest
 import variants
 from blend_checks import floor_basis, knees, legs, world_positions, wrap
 from fixtures import take_path
-from motion_checks import foot_points, peak_acceleration
+from motion_checks import foot_points, lowpass, peak_acceleration
 from motion_checks import world as world_frames
 
 from core import blendspace, bvh, contacts, metrics, path, quat, sync
@@ -456,3 +456,244 @@ def test_the_same_path_in_another_convention_is_the_same_motion(takes, key):
             assert np.abs(back - base_world).max() < 1e-6, (names, np.abs(back - base_world).max())
             for k, t in base.events.items():
                 np.testing.assert_allclose(got.events[k], t, atol=1e-9)
+
+
+# -- starting and stopping (issue 43) ------------------------------------------------------------
+# The idle: the first second of the Bandai bow take, before the bow, where the subject stands (its
+# root drifting by 2-5 cm/s), on the gaits' skeleton.
+IDLE_TAKE, IDLE_SECONDS = "dataset-1_bow_normal_001", 1.0
+IDLE_CASES = ("line", "circle at the walk's speed", "circle at the run's speed", "S-curve", "ramp")
+# The issue's bounds: still at both ends (m/s over the idle's own), at rest within this of the
+# path's end 1 s after the last transition.
+STILL_MPS, END_M = 0.05, 0.10
+
+
+@pytest.fixture(scope="module")
+def idle() -> Clip:
+    take = bvh.load(take_path(IDLE_TAKE))
+    return take[:round(IDLE_SECONDS * take.fps) + 1]
+
+
+def hips_speed(clip: Clip, world: np.ndarray | None = None) -> np.ndarray:
+    """[T] m/s: the hips' speed over the floor, after motion_checks' 10 Hz low-pass."""
+    w = world_positions(clip) if world is None else world
+    hips = PC.hips_floor(clip, w, clip.names.index("Hips"))
+    return np.linalg.norm(np.gradient(lowpass(hips, clip.fps), axis=0), axis=-1) * clip.fps
+
+
+class Started(NamedTuple):
+    out: Clip
+    case: Case
+    world: np.ndarray
+    warned: list[str]
+
+
+@pytest.fixture(scope="module")
+def started(gaits, idle):
+    cache: dict[str, Started] = {}
+
+    def get(name: str) -> Started:
+        if name not in cache:
+            c = case(name, gaits["bandai"])
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                out = path.follow(gaits["bandai"], c.points, c.speed, idle=idle)
+            cache[name] = Started(out, c, world_positions(out), [str(w.message) for w in caught
+                                                                 if issubclass(w.category, path.PathWarning)])
+        return cache[name]
+
+    return get
+
+
+@pytest.mark.parametrize("name", IDLE_CASES)
+def test_with_an_idle_it_starts_standing_and_comes_to_rest_on_the_paths_end(started, idle, name):
+    s = started(name)
+    out, fps = s.out, s.out.fps
+    assert not s.warned, s.warned
+    own = hips_speed(idle).max()
+    speed = hips_speed(out, s.world)
+    half = round(0.5 * fps)
+    assert speed[:half].max() <= own + STILL_MPS, (speed[:half].max(), own)
+    assert speed[-half:].max() <= own + STILL_MPS, (speed[-half:].max(), own)
+    # A Transition where the gait starts and where it stops, the start after the character has stood.
+    starts_stops = out.events["Transition"]
+    assert len(starts_stops) == 2 and starts_stops[0] >= 0.5 - 1e-9, starts_stops
+    road = PC.polyline(s.case.points, out.up, out.meters_per_unit)
+    hips = PC.hips_floor(out, s.world, out.names.index("Hips"))
+    settled = round((starts_stops[-1] + 1.0) * fps)
+    assert settled < out.n_frames
+    assert np.linalg.norm(hips[settled:] - road.points[-1], axis=-1).max() <= END_M, (
+        np.linalg.norm(hips[settled:] - road.points[-1], axis=-1).max())
+    # It stood on the first point, and walked the path (the hips sway a few centimetres about it).
+    assert np.linalg.norm(hips[0] - road.points[0]) <= END_M
+    s_along, across = PC.track(road, hips)
+    assert across.max() < PATH_MAX_M and s_along.max() <= road.arc[-1] + END_M, (across.max(), s_along.max())
+
+
+@pytest.mark.parametrize("name", IDLE_CASES)
+def test_with_an_idle_the_start_and_stop_do_not_pop_and_feet_hold(started, gaits, idle, name):
+    s = started(name)
+    out, loops = s.out, gaits["bandai"]
+    sources = [*loops, idle]
+    angular = metrics.peak_angular_speed(out) / max(metrics.peak_angular_speed(g) for g in sources)
+    assert angular <= ANGULAR, angular
+    straightest = min(PC.knees_straightest(knees(g, legs(g.names))) for g in sources)
+    past = math.degrees(straightest - PC.knees_straightest(knees(out, legs(out.names), s.world)))
+    assert past <= KNEE_DEG, past
+    mats, pos = world_frames(out)
+    reference = PC.planted(out)
+    slips, skating, windows = [], 0, 0
+    for side in ("L", "R"):
+        got = PC.slips_and_skating(foot_points(out, side, mats, pos), reference[side], out.up, out.fps)
+        slips.append(got[0])
+        skating += got[1]
+        windows += got[2]
+    slip = np.concatenate(slips)
+    p95 = np.percentile(slip, 95)
+    assert p95 < SLIP_P95_M and slip.max() < SLIP_MAX_M, (p95, slip.max())
+    assert skating / max(windows, 1) < SKATING
+    # Accelerations against the gaits' own and the idle's.
+    own = np.max([*(peak_accelerations(sync.sync_blend(g, g, 0.0, 4.0)) for g in loops),
+                  peak_accelerations(idle)], axis=0)
+    accel = peak_accelerations(out, s.world) / own
+    assert accel.max() <= ACCEL, accel
+    # The root never faster than the fastest gait (the hips over a cycle).
+    fastest = float(np.max(blendspace.gait_speeds(loops)))
+    hips = PC.hips_floor(out, s.world, out.names.index("Hips"))
+    cycle = round(float(np.median(np.diff(out.events["FootDown_L"]))) * out.fps)
+    over_cycle = np.linalg.norm(hips[cycle:] - hips[:-cycle], axis=-1) / (cycle / out.fps)
+    assert over_cycle.max() <= 1.02 * fastest, (over_cycle.max(), fastest)
+
+
+def test_an_idle_that_travels_or_is_not_a_clip_is_refused(gaits):
+    loops = gaits["bandai"]
+    points = PC.line(5.0, loops[0].up, loops[0].meters_per_unit)
+    with pytest.raises(ValueError, match=r"travels at .* m/s: give a standing clip"):
+        path.follow(loops, points, 1.3, idle=bvh.load(take_path("dataset-1_walk_normal_001")))
+    with pytest.raises(TypeError, match="standing Clip"):
+        path.follow(loops, points, 1.3, idle="idle.bvh")  # type: ignore[arg-type]
+
+
+# -- following a target in time (issue 43) -------------------------------------------------------
+# Targets made from paths of part 1 and a speed profile, sampled at 30 fps as a keyed object is,
+# starting at 3 s (the output's frame 0 is the target's first time).
+TARGET_M = 0.10
+TARGET_FROM_S = 2.0
+
+
+def target_case(name: str, loops: list[Clip]) -> Case:
+    speeds = np.sort(blendspace.gait_speeds(loops))
+    walk, run = speeds[0], speeds[1]
+    up, mpu = loops[0].up, loops[0].meters_per_unit
+    if name == "ramp":  # walk 10 m, speed up to the run's over 10 m, run 10 m
+        profile = (np.array([0.0, 10.0, 20.0, 30.0]), np.array([walk, walk, run, run]))
+        points = PC.line(30.0, up, mpu)
+    elif name == "S-curve":  # running, slowing to a walk through the second arc
+        profile = (np.array([0.0, 10.0, 25.0]), np.array([run, run, walk]))
+        points = PC.arcs([4.0, -4.0], [math.pi, math.pi], up, mpu)
+    else:
+        assert name == "figure eight"
+        profile = (np.array([0.0]), np.array([walk]))
+        points = PC.arcs([3.0, -3.0], [2 * math.pi, 2 * math.pi], up, mpu)
+    return Case(points, profile, lambda s: np.interp(s, *profile))
+
+
+def timed(c: Case, up: np.ndarray, mpu: float, rate: float = 30.0) -> tuple[np.ndarray, np.ndarray]:
+    """(times [T] s, positions [T, 3] file units): the case's path walked at its speed, sampled."""
+    road = PC.polyline(c.points, up, mpu)
+    dense = np.linspace(0.0, road.arc[-1], 20001)
+    v = c.requested(dense)
+    clock = np.concatenate([[0.0], np.cumsum(np.diff(dense) * 0.5 * (1.0 / v[1:] + 1.0 / v[:-1]))])
+    times = np.arange(0.0, clock[-1], 1.0 / rate)
+    s = np.interp(times, clock, dense)
+    return times, np.stack([np.interp(s, road.arc, road.points[:, k]) for k in range(3)], axis=-1) / mpu
+
+
+TARGETS = [(key, name) for key in SETS for name in ("ramp", "S-curve", "figure eight")]
+
+
+@pytest.mark.parametrize(("key", "name"), TARGETS, ids=[f"{k}-{n}" for k, n in TARGETS])
+def test_a_timed_target_is_followed_in_time_feet_planted(gaits, key, name):
+    loops = gaits[key]
+    c = target_case(name, loops)
+    up, mpu = loops[0].up, loops[0].meters_per_unit
+    times, positions = timed(c, up, mpu)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = path.follow_target(loops, times + 3.0, positions)
+    assert not [w for w in caught if issubclass(w.category, path.PathWarning)]
+    assert out.duration == pytest.approx(times[-1], abs=1.0 / out.fps)
+    # The hips and the target, both averaged over the local gait cycle, frame by frame.
+    world = world_positions(out)
+    hips = PC.hips_floor(out, world, out.names.index("Hips"))
+    t = np.arange(out.n_frames) / out.fps
+    target = np.stack([np.interp(t, times, positions[:, k]) for k in range(3)], axis=-1) * mpu
+    target -= np.outer(target @ up, up)
+    cycle = PC.cycle_frames(PC.planted(out), out.n_frames)
+    apart = np.linalg.norm(PC.moving_average(hips, cycle) - PC.moving_average(target, cycle), axis=-1)
+    judged = np.isfinite(apart) & (t >= TARGET_FROM_S)
+    assert judged.sum() > 0.5 * out.n_frames and apart[judged].max() <= TARGET_M, apart[judged].max()
+    # And every measure of part 1 along its path.
+    m = measure(out, c, loops, [])
+    assert m.lateral.mean() <= PATH_MEAN_M and m.lateral.max() <= PATH_MAX_M
+    assert np.abs(m.spans).max() <= SPAN_TIME, m.spans
+    assert m.facing.max() <= FACING_DEG, m.facing.max()
+    assert np.percentile(m.slips, 95) < SLIP_P95_M and m.slips.max() < SLIP_MAX_M and m.skating < SKATING
+    assert m.knee_past <= KNEE_DEG and m.angular <= ANGULAR, (m.knee_past, m.angular)
+    assert m.accel.max() <= ACCEL, m.accel
+
+
+def test_a_target_too_fast_or_turning_too_tight_warns_with_its_time(gaits):
+    loops = gaits["bandai"]
+    up, mpu = loops[0].up, loops[0].meters_per_unit
+    fastest = float(np.max(blendspace.gait_speeds(loops)))
+    a, _ = floor_basis(up)
+    # On a line at the fastest gait's speed, 1.6x it from 2 s to 4 s (the gaits reach 1.3x).
+    t = np.arange(0.0, 6.0, 1.0 / 30.0)
+    v = np.where((t > 2.0) & (t < 4.0), 1.6 * fastest, fastest)
+    s = np.concatenate([[0.0], np.cumsum(0.5 * (v[1:] + v[:-1]) / 30.0)])
+    with pytest.warns(path.PathWarning, match="the speed asked is above") as caught:
+        path.follow_target(loops, t + 10.0, np.outer(s, a) / mpu)
+    found = re.search(r"from (\d+\.\d+) to (\d+\.\d+) s into the target's track", str(caught[0].message))
+    assert found, str(caught[0].message)
+    assert float(found.group(1)) == pytest.approx(2.0, abs=0.1) and float(found.group(2)) == pytest.approx(
+        4.0, abs=0.1), found.group(0)
+    # Round a 0.5 m circle at the run's speed: v^2 / R over 0.5 g from its start.
+    run = float(np.sort(blendspace.gait_speeds(loops))[1])
+    road = PC.polyline(PC.circle(0.5, up, mpu), up, mpu)
+    tt = np.arange(0.0, road.arc[-1] / run, 1.0 / 30.0)
+    pp = np.stack([np.interp(tt * run, road.arc, road.points[:, k]) for k in range(3)], axis=-1) / mpu
+    with pytest.warns(path.PathWarning, match=r"s into the target's track the turn is tighter") as caught:
+        path.follow_target(loops, tt, pp)
+    assert re.search(r"^from 0\.00 to \d\.\d\d s into", str(caught[0].message)), str(caught[0].message)
+
+
+def test_a_target_with_an_idle_starts_and_ends_standing(gaits, idle):
+    loops = gaits["bandai"]
+    c = target_case("S-curve", loops)
+    up, mpu = loops[0].up, loops[0].meters_per_unit
+    times, positions = timed(c, up, mpu)
+    out = path.follow_target(loops, times, positions, idle=idle)
+    assert len(out.events["Transition"]) == 2
+    own, speed, half = hips_speed(idle).max(), hips_speed(out), round(0.5 * out.fps)
+    assert speed[:half].max() <= own + STILL_MPS and speed[-half:].max() <= own + STILL_MPS
+    hips = PC.hips_floor(out, world_positions(out), out.names.index("Hips"))
+    end = positions[-1] * mpu - up * (positions[-1] @ up) * mpu
+    assert np.linalg.norm(hips[-1] - end) <= END_M
+
+
+def test_bad_targets_are_refused(gaits):
+    loops = gaits["bandai"]
+    up, mpu = loops[0].up, loops[0].meters_per_unit
+    a, _ = floor_basis(up)
+    line = np.outer(np.linspace(0.0, 5.0, 6), a) / mpu
+    with pytest.raises(ValueError, match="two or more samples"):
+        path.follow_target(loops, [0.0], line[:1])
+    with pytest.raises(ValueError, match="one time per position"):
+        path.follow_target(loops, np.arange(5.0), line)
+    with pytest.raises(ValueError, match="must increase: 2 s follows 3 s"):
+        path.follow_target(loops, [0.0, 1.0, 3.0, 2.0, 4.0, 5.0], line)
+    with pytest.raises(ValueError, match="finite"):
+        path.follow_target(loops, [0.0, 1.0, np.nan, 3.0, 4.0, 5.0], line)
+    with pytest.raises(ValueError, match="does not move over the floor"):
+        path.follow_target(loops, np.arange(6.0), np.outer(np.arange(6.0), up))
