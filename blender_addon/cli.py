@@ -443,27 +443,31 @@ def _blend_space(args: argparse.Namespace) -> int:
 def _follow_path(args: argparse.Namespace) -> int:
     paths, clips = _gait_takes(args, jobs.check_any)
     options = options_from(FollowPathOptions, args)
-    if options.idle_action:
-        raise jobs.JobError("--idle: starting from and coming to rest in an idle take is not in this build "
-                            "yet; leave --idle out")
     loops = jobs.gait_loops(clips, allow=options.allow_mismatch, face=CLI)
+    idle = _with_feet(args, bvh.load(options.idle_action)) if options.idle_action else None
     floor = jobs.start_floor(clips[0])
+    rows = jobs.gait_rows(loops)
+    listed = ", ".join(f"{r.name!r} {r.speed:.2f}" for r in sorted(rows, key=lambda r: r.speed))
     if args.path:
         given = jobs.read_path_csv(args.path)
         along = Path(args.path).name
-        if given.times is not None:
-            raise jobs.JobError(f"{along} is a timed target (rows t,x,y): following a target in time is not "
-                                "in this build yet; give rows x,y and --speed")
+        if given.times is not None:  # a target in time: its times set the speed
+            if args.speed is not None:
+                raise jobs.JobError(f"--speed: {along} is a timed target (rows t,x,y), whose times set the "
+                                    "speed; leave --speed out, or give rows x,y")
+            print(f"stride: gaits at {listed} m/s; following {along} in time")
+            track = jobs.Track(given.times, floor.place(given.xy))
+            clip = jobs.target_clip(loops, track, options=options, idle=idle)
+            _write_clip(clip, paths[0], args.out, jobs.walked_name([c.name for c in clips], along))
+            return 0
         xy = given.xy
     elif args.circle is not None:
         xy, along = jobs.circle_xy(args.circle), f"a circle of {args.circle:g} m"
     else:
         xy, along = jobs.line_xy(args.line), f"a {args.line:g} m line"
-    rows = jobs.gait_rows(loops)
     speed = jobs.constant_speed(options, [r.speed for r in rows], CLI)
-    listed = ", ".join(f"{r.name!r} {r.speed:.2f}" for r in sorted(rows, key=lambda r: r.speed))
     print(f"stride: gaits at {listed} m/s; {speed:.2f} m/s along {along}")
-    clip = jobs.follow_clip(loops, floor.place(xy), speed, options=options)
+    clip = jobs.follow_clip(loops, floor.place(xy), speed, options=options, idle=idle)
     _write_clip(clip, paths[0], args.out, jobs.walked_name([c.name for c in clips], along))
     return 0
 

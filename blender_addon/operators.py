@@ -509,8 +509,9 @@ class STRIDE_OT_bake_blend_space(_JobOperator):
 
 
 class STRIDE_OT_follow_path(_JobOperator):
-    """Walk the armature's gaits along a curve (the Target) at a speed, feet planted through the turns,
-    as a new action from the current frame; the gaits' actions are not changed"""
+    """Walk the armature's gaits along a curve (the Target) at a speed, or after an animated object in
+    time, feet planted through the turns, from and into an Idle if chosen, as a new action from the
+    current frame; the gaits' actions are not changed"""
 
     bl_idname = "stride.follow_path"
     bl_label = "Walk Along Path"

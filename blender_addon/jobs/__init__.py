@@ -36,6 +36,7 @@ from ..recipes.events import feet_note, find_footsteps, foot_speed, lock_feet_cl
 from ..recipes.path import (
     PathFile,
     PathFileError,
+    Track,
     check_any,
     circle_xy,
     constant_speed,
@@ -43,6 +44,8 @@ from ..recipes.path import (
     line_xy,
     read_path_csv,
     start_floor,
+    target_clip,
+    travelled,
     walked_name,
 )
 from ..recipes.previews import CyclePreview, FootstepPreview, GaitsPreview, SyncPreview
@@ -87,7 +90,7 @@ from .events import (
     write_event_curves,
 )
 from .files import export_bvh, import_files, save_blend
-from .path import Walked, curve_points, find_target, follow_path
+from .path import Walked, curve_points, find_target, follow_path, idle_clip, object_track
 from .previews import action_key, forget_previews, preview_footsteps, preview_gaits, preview_sync
 from .results import PLAYS_ON, write_result
 from .root_motion import RootMotion, add_root_motion
@@ -145,6 +148,7 @@ __all__ = [
     "PathFileError",
     "RootMotion",
     "SyncPreview",
+    "Track",
     "Walked",
     "action_key",
     "add_cycles_modifiers",
@@ -188,6 +192,7 @@ __all__ = [
     "gait_rows",
     "gaits_from_selected",
     "gaits_hint",
+    "idle_clip",
     "import_files",
     "in_user_words",
     "joint_mask",
@@ -198,6 +203,7 @@ __all__ = [
     "lock_feet_clip",
     "loops",
     "nla_actions",
+    "object_track",
     "played_cycles",
     "preview_footsteps",
     "preview_gaits",
@@ -212,8 +218,10 @@ __all__ = [
     "start_floor",
     "sync_clip",
     "sync_weight",
+    "target_clip",
     "transition_clip",
     "transition_pieces",
+    "travelled",
     "unmet",
     "walked_name",
     "write_event_curves",

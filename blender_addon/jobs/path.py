@@ -1,8 +1,10 @@
 """Walk Along Path on an armature: its gaits (`obj.stride.gaits`, the Gaits panel) walked along a curve
 object (its first spline, as its object transform places it in the world) at a constant speed or the
-armature's Speed (`obj.stride.speed`) as it is keyed over time, from the scene's current frame; a new
-action with footstep markers, its Speed keyed beside the bones. The maths is the core's
-(`path.follow`, through recipes/path.py); here is what is read from Blender and written back."""
+armature's Speed (`obj.stride.speed`) as it is keyed over time, or after any other object as Blender
+plays it over the scene's frames (followed in time), from the scene's current frame, from and into
+the Idle action if one is chosen; a new action with footstep markers, its Speed keyed beside the
+bones (for a curve). The maths is the core's (`path.follow`, `path.follow_target`, through
+recipes/path.py); here is what is read from Blender and written back."""
 
 from __future__ import annotations
 
@@ -18,7 +20,17 @@ from ..core.clip import Clip
 from ..errors import BridgeWarning, JobError
 from ..options import FollowPathOptions
 from ..recipes.blendspace import GaitRow, gait_loops, gait_rows, reach
-from ..recipes.path import check_any, clip_points, constant_speed, follow_clip, speed_along, walked_name
+from ..recipes.path import (
+    Track,
+    check_any,
+    clip_points,
+    constant_speed,
+    follow_clip,
+    speed_along,
+    target_clip,
+    target_track,
+    walked_name,
+)
 from ..timing import Timing
 from .blendspace import gait_clips, gait_names, key_speed, speed_curve, unkeyed_speed
 from .results import write_result
@@ -169,42 +181,98 @@ def path_speed(obj: Any, options: FollowPathOptions, rows: list[GaitRow], timing
 
 
 class Walked(NamedTuple):
-    """A path as walked: the clip, the gaits' rows, the speed, what it walked along."""
+    """A path as walked: the clip, the gaits' rows, the speed (None: a target's, in time), what it
+    walked along or followed, the frame it starts on."""
 
     clip: Clip
     rows: list[GaitRow]
-    speed: Speed
+    speed: Speed | None
     along: str  # the Target's name
-    first: float  # the frame it starts on
+    first: float
+
+
+def object_track(target: Any, obj: Any, timing: Timing, up: np.ndarray, meters_per_unit: float) -> Track:
+    """Where the Target is in the armature's clip space (`up` and `meters_per_unit`: its gaits') on
+    every frame of the scene from the bake's first (`timing`) to its end, as Blender plays it (its
+    animation, parents, constraints), up to where it stops (`target_track`); the scene's frame is
+    put back."""
+    scene = bridge.current_scene()
+    now = scene.frame_current
+    frames = np.arange(int(timing.start), int(scene.frame_end) + 1)
+    world = np.empty((len(frames), 3))
+    try:
+        for i, f in enumerate(frames):
+            scene.frame_set(int(f))
+            world[i] = np.array(target.matrix_world.translation, dtype=np.float64)
+    finally:
+        scene.frame_set(now)
+    where = bridge.space(obj, bridge.import_settings(obj))
+    points = clip_points(world, bridge.world_matrix(obj), where)
+    return target_track(frames, points, timing, up, meters_per_unit, target.name)
+
+
+def idle_clip(obj: Any, options: FollowPathOptions) -> Clip | None:
+    """The Idle action as a clip (None for none): a standing take of the armature's character, read
+    on the armature that plays it (its active action: the one it was imported on, as a gait from
+    another armature is), else on this one (an action made for another skeleton refused, unless
+    Allow Mismatch); its bones must be this armature's, which the bake is written on."""
+    import bpy
+
+    if not options.idle_action:
+        return None
+    action = bpy.data.actions.get(options.idle_action)
+    if action is None:
+        raise JobError(f"there is no action {options.idle_action!r} to stand in: choose the Idle (a standing "
+                       "take of this character), or leave it empty")
+    players = [o for o in bpy.data.objects if o.type == "ARMATURE" and o != obj
+               and o.animation_data is not None and o.animation_data.action == action]
+    if not players:
+        bridge.check_skeleton(obj, action, options.allow_mismatch)
+        clip, _ = bridge.read_action(obj, action, source=options.source)
+        return clip
+    clip, _ = bridge.read_action(players[0], action, source=options.source)
+    if bridge.chosen_feet(obj) is not None:
+        clip = bridge.with_feet(obj, clip)
+    try:
+        bridge.check_bones(obj, clip)
+    except bridge.BridgeError as exc:
+        raise JobError(f"the Idle {action.name!r} cannot play on {obj.name!r}: {exc}") from None
+    return clip
 
 
 def follow_path(obj: Any, *, options: FollowPathOptions, selected: Any = (),
                 progress: Callable[[float], None] | None = None) -> tuple[Any, Walked]:
-    """A new action on the armature: its gaits walked along the Target curve, from the scene's current
-    frame at its rate, footstep markers at the touchdowns: (action, what was walked)."""
+    """A new action on the armature: its gaits walked along the Target curve, or after the Target
+    object in time as it moves over the scene's frames, from the scene's current frame at its rate
+    (from and into the Idle action when one is chosen), footstep markers at the touchdowns:
+    (action, what was walked)."""
     target = find_target(obj, options, selected)
-    if options.idle_action:
-        raise JobError("starting from and coming to rest in an Idle action is not in this build yet: "
-                       "leave Idle empty")
-    if target.type != "CURVE":
-        raise JobError(f"{target.name!r} is no curve: following an animated object in time is not in this "
-                       "build yet; choose a curve object as the Target")
     clips = path_clips(obj, options)
     loops = gait_loops(clips, allow=options.allow_mismatch)
+    idle = idle_clip(obj, options)
     rows = gait_rows(loops)
     scene = bridge.current_scene()
     timing = Timing(float(scene.frame_current), bridge.scene_fps(scene))
-    where = bridge.space(obj, bridge.import_settings(obj))
-    unit_m = float(scene.unit_settings.scale_length) if scene.unit_settings.system != "NONE" else 1.0
-    points = clip_points(curve_points(target, unit_m), bridge.world_matrix(obj), where)
-    speed = path_speed(obj, options, rows, timing, _length_m(points, loops[0]))
-    if progress is not None:
-        progress(0.0)
-    clip = follow_clip(loops, points, speed.along, options=options, fps=timing.fps, timing=timing)
+    speed: Speed | None = None
+    if target.type == "CURVE":
+        where = bridge.space(obj, bridge.import_settings(obj))
+        unit_m = float(scene.unit_settings.scale_length) if scene.unit_settings.system != "NONE" else 1.0
+        points = clip_points(curve_points(target, unit_m), bridge.world_matrix(obj), where)
+        speed = path_speed(obj, options, rows, timing, _length_m(points, loops[0]))
+        if progress is not None:
+            progress(0.0)
+        clip = follow_clip(loops, points, speed.along, options=options, idle=idle, fps=timing.fps,
+                           timing=timing)
+    else:
+        track = object_track(target, obj, timing, loops[0].up, loops[0].meters_per_unit)
+        if progress is not None:
+            progress(0.0)
+        clip = target_clip(loops, track, options=options, idle=idle, fps=timing.fps, timing=timing)
     actions = [g.action for g in obj.stride.gaits]
     action = write_result(obj, clip, walked_name(gait_names(obj), target.name), timing, actions[0],
                           progress, others=actions[1:])
-    # One speed is keyed over the bake; a curve's keys are copied.
-    steady = float(speed.along) if speed.curve is None else 0.0
-    key_speed(obj, action, (np.array([0.0, clip.duration]), np.full(2, steady)), timing, speed.curve)
+    if speed is not None:
+        # One speed is keyed over the bake; a curve's keys are copied.
+        steady = float(speed.along) if speed.curve is None else 0.0
+        key_speed(obj, action, (np.array([0.0, clip.duration]), np.full(2, steady)), timing, speed.curve)
     return action, Walked(clip, rows, speed, target.name, timing.start)

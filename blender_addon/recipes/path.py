@@ -19,14 +19,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..core import blendspace, path, quat, root
+from ..core import path, quat, root
 from ..core.clip import Clip
 from ..errors import JobError
 from ..options import AUTO_PATH_SPEED, PATH_SPEED_MODES, FollowPathOptions
 from ..timing import Timing
 from ..wording import UI, Face
 from .actions import Space
-from .blendspace import reach
 
 # -- a path file ----------------------------------------------------------------------------------
 
@@ -262,64 +261,103 @@ def speed_along(times: np.ndarray, speeds: np.ndarray, length: float,
     return s, v
 
 
-def seconds_at(distances: np.ndarray, speed: Any, within: tuple[float, float]) -> np.ndarray:
-    """[k] the seconds from the start at which the character is `distances` [k] meters along the
-    path at `speed` (a number, or (distances, speeds) as `speed_along` gives), played within what the
-    gaits reach: the integral of ds / v, as the core's clock runs."""
-    d = np.asarray(distances, dtype=np.float64)
-    end = float(max(d.max(initial=0.0), 1e-9))
-    grid = np.linspace(0.0, end, max(2, math.ceil(end / 0.01) + 1))
-    if isinstance(speed, tuple):
-        v = np.interp(grid, *speed)
-    else:
-        v = np.full(grid.shape, float(speed))
-    v = np.clip(v, *within)
-    clock = np.concatenate([[0.0], np.cumsum(np.diff(grid) * 0.5 * (1.0 / v[1:] + 1.0 / v[:-1]))])
-    return np.interp(d, grid, clock)
+# "at 3.20 m", "from 1.00 to 3.00 m": distances along the path (a radius follows "of", a speed is m/s);
+# "at 2.50 s", "from 1.00 to 3.00 s": times into a target's track.
+_NAMED = {unit: re.compile(rf"\b(?:from (\d+(?:\.\d+)?) to|at) (\d+(?:\.\d+)?) {unit}\b(?!/)")
+          for unit in ("m", "s")}
 
 
-# "at 3.20 m", "from 1.00 to 3.00 m": distances along the path (a radius follows "of", a speed is m/s).
-_DISTANCE = re.compile(r"\b(?:from (\d+(?:\.\d+)?) to|at) (\d+(?:\.\d+)?) m\b(?!/)")
-
-
-def with_frames(message: str, frame_at: Callable[[np.ndarray], np.ndarray]) -> str:
-    """A PathWarning's message with the frames of the distances along the path it names after them
-    ("at 1.20 m (frame 57)", "from 0.00 to 2.50 m (frames 10-162)"; `frame_at`: frames of
-    distances in meters)."""
+def with_frames(message: str, frame_at: Callable[[np.ndarray], np.ndarray], unit: str = "m") -> str:
+    """A PathWarning's message with the frames of the distances along the path (`unit` "m") or the
+    times into a target's track ("s") it names after them ("at 1.20 m (frame 57)", "from 0.00 to
+    2.50 m (frames 10-162)"; `frame_at`: frames of distances in meters, or of seconds)."""
     def named(m: re.Match[str]) -> str:
-        meters = [float(g) for g in m.groups() if g is not None]
-        frames = [f"{f:.0f}" for f in frame_at(np.array(meters))]
+        values = [float(g) for g in m.groups() if g is not None]
+        frames = [f"{f:.0f}" for f in frame_at(np.array(values))]
         return f"{m.group(0)} (frame{'s' if len(frames) > 1 else ''} {'-'.join(frames)})"
 
-    return _DISTANCE.sub(named, message)
+    return _NAMED[unit].sub(named, message)
+
+
+def travelled(clip: Clip, points: np.ndarray) -> np.ndarray:
+    """[T] meters along the polyline `points` [N, 3] (clip units, up ignored) where the clip's root
+    is on each frame: the arc length of its nearest point on the floor, searched from 0.5 m behind
+    to 2 m ahead of the frame before's (a path that crosses itself is followed along, not jumped
+    across), never going back."""
+    up, mpu = clip.up, clip.meters_per_unit
+    p = np.asarray(points, dtype=np.float64)
+    p = (p - np.outer(p @ up, up)) * mpu
+    a, ab = p[:-1], np.diff(p, axis=0)
+    length2 = np.maximum(np.einsum("ij,ij->i", ab, ab), 1e-18)
+    arc = np.concatenate([[0.0], np.cumsum(np.sqrt(length2))])
+    q = root.root_world(clip)[1] * mpu
+    q -= np.outer(q @ up, up)
+    out = np.empty(len(q))
+    last = 0.0
+    for i, x in enumerate(q):  # (one nearest-point search a frame, over a few meters of path)
+        near = np.flatnonzero((arc[1:] >= last - 0.5) & (arc[:-1] <= last + 2.0))
+        if near.size == 0:
+            near = np.arange(len(a))
+        t = np.clip(np.einsum("ij,ij->i", x - a[near], ab[near]) / length2[near], 0.0, 1.0)
+        d = np.linalg.norm(a[near] + t[:, None] * ab[near] - x, axis=-1)
+        k = int(np.argmin(d))
+        last = max(last, float(arc[near[k]] + t[k] * np.sqrt(length2[near[k]])))
+        out[i] = last
+    return out
 
 
 # -- the bake -------------------------------------------------------------------------------------
 
 
+def _warned_again(caught: list[warnings.WarningMessage], rewrite: Callable[[str], str]) -> None:
+    """The warnings `caught`, warned again: each PathWarning's message through `rewrite`."""
+    for w in caught:
+        if issubclass(w.category, path.PathWarning):
+            warnings.warn(rewrite(str(w.message)), path.PathWarning, stacklevel=3)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
 def follow_clip(loops: Sequence[Clip], points: np.ndarray, speed: Any, *, options: FollowPathOptions,
-                fps: float | None = None, timing: Timing | None = None) -> Clip:
+                idle: Clip | None = None, fps: float | None = None, timing: Timing | None = None) -> Clip:
     """`path.follow` of the gaits along `points` (clip units) at `speed` (m/s, or (distances,
-    speeds)), Lock Feet as the options say, at `fps` (None: the fastest gait's); its PathWarnings
-    warned again with the frame of each distance they name (`timing`: the bake's frames; without it,
-    frames counted from 1 at the output's rate)."""
+    speeds)), from and into `idle` (a standing clip; None: none), Lock Feet as the options say, at
+    `fps` (None: the fastest gait's); its PathWarnings warned again with the frame of each distance
+    they name, where the output's root is there (`travelled`; `timing`: the bake's frames; without
+    it, frames counted from 1 at the output's rate)."""
     rate = float(fps) if fps is not None else max(c.fps for c in loops)
     when = timing if timing is not None else Timing(1.0, rate)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", path.PathWarning)
         try:
-            clip = path.follow(list(loops), points, speed, fps=rate, lock_feet=options.lock_feet)
+            clip = path.follow(list(loops), points, speed, fps=rate, lock_feet=options.lock_feet, idle=idle)
         except ValueError as exc:
             raise JobError(str(exc)) from None
-    within = (0.0, math.inf)
     if any(issubclass(w.category, path.PathWarning) for w in caught):
-        within = reach(list(blendspace.gait_speeds(loops)))
-    for w in caught:
-        if issubclass(w.category, path.PathWarning):
-            said = with_frames(str(w.message), lambda d: when.frame(seconds_at(d, speed, within)))
-            warnings.warn(said, path.PathWarning, stacklevel=2)
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        along = travelled(clip, points)
+        frames = np.arange(clip.n_frames, dtype=np.float64)
+        _warned_again(caught, lambda text: with_frames(
+            text, lambda d: when.frame(np.interp(d, along, frames) / clip.fps)))
+    else:
+        _warned_again(caught, str)
+    return clip
+
+
+def target_clip(loops: Sequence[Clip], track: Track, *, options: FollowPathOptions, idle: Clip | None = None,
+                fps: float | None = None, timing: Timing | None = None) -> Clip:
+    """`path.follow_target` of the gaits after a target's `track` (its times from the bake's first
+    frame), from and into `idle`, Lock Feet as the options say, at `fps` (None: the fastest gait's);
+    its PathWarnings warned again with the frame of each of the target's times they name."""
+    rate = float(fps) if fps is not None else max(c.fps for c in loops)
+    when = timing if timing is not None else Timing(1.0, rate)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", path.PathWarning)
+        try:
+            clip = path.follow_target(list(loops), track.times, track.positions, idle=idle, fps=rate,
+                                      lock_feet=options.lock_feet)
+        except ValueError as exc:
+            raise JobError(str(exc)) from None
+    _warned_again(caught, lambda text: with_frames(text, lambda t: when.frame(t), "s"))
     return clip
 
 

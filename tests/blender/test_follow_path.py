@@ -18,7 +18,7 @@ import bpy
 import numpy as np
 import pytest
 import reports
-from fixtures import cmu_path
+from fixtures import cmu_path, take_path
 from mathutils import geometry
 from test_blendspace import refused
 from test_bridge import assert_same_motion
@@ -429,3 +429,126 @@ def test_an_unkeyed_speed_is_walked_at_its_value_and_said_on_a_moved_armature(sc
     assert_same_motion(stride.bridge.action_to_clip(obj, action), want)
     hips = hips_played(obj, action, np.arange(1, 1 + want.n_frames, 12))
     assert np.abs(np.linalg.norm(hips - [2.0, -1.0], axis=-1) - 1.5).max() < 0.15  # on the 1.5 m circle
+
+
+def keyed_empty(name, keys):
+    """An empty keyed at each (frame, world location), linear between."""
+    empty = bpy.data.objects.new(name, None)
+    bpy.context.scene.collection.objects.link(empty)
+    for frame, at in keys:
+        empty.location = at
+        assert empty.keyframe_insert("location", frame=frame)
+    adt = empty.animation_data
+    for fc in stride_fcurves(adt.action, empty):
+        for key in fc.keyframe_points:
+            key.interpolation = "LINEAR"
+    return empty
+
+
+def stride_fcurves(action, obj):
+    import bl_ext.user_default.stride as stride  # the installed extension (conftest installs it)
+
+    return stride.compat.fcurves(action, stride.compat.action_slot(action, obj))
+
+
+def test_a_keyed_empty_is_followed_in_time(scene, stride):
+    """An empty keyed 6 m ahead in 4 s (1.5 m/s), then 5 m to the left in 4 s (1.25 m/s), linear:
+    the bake is the core's follow_target of its track as Blender plays it, frame by frame, from
+    the current frame; the hips as Blender plays them, smoothed over a cycle, within 10 cm of the
+    target smoothed alike from 2 s on."""
+    obj = gaits(stride)
+    scene.frame_end = 1 + 8 * 120
+    empty = keyed_empty("Target", [(1, (0.0, 0.0, 0.0)), (481, (6.0, 0.0, 0.0)), (961, (6.0, 5.0, 0.0))])
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.stride.follow_path(target="Target") == {"FINISHED"}
+    action = obj.animation_data.action
+    assert action.name == "02_01 along Target" and action.use_fake_user
+    frames = np.arange(1, 962)
+    world = []
+    for f in frames:
+        scene.frame_set(int(f))
+        world.append(np.array(empty.matrix_world.translation))
+    world = np.array(world)
+    want = path.follow_target(takes(), (frames - 1) / 120.0, in_clip_space(world), fps=120.0)
+    assert_same_motion(stride.bridge.action_to_clip(obj, action), want)
+    assert steps(action) == sorted((1 + round(t * 120), k) for k, v in want.events.items() for t in v)
+    hips = hips_played(obj, action, frames[:want.n_frames])
+    lefts = [f for f, n in steps(action) if n == "FootDown_L"]
+    cycle = np.median(np.diff(lefts))
+    smooth_hips, smooth_target = moving_average(hips, cycle), moving_average(world[:len(hips), :2], cycle)
+    half = int(cycle) // 2
+    gap = np.linalg.norm(smooth_hips - smooth_target, axis=-1)[2 * 120 - half:]
+    assert gap.max() <= 0.10, (gap.mean(), gap.max())
+
+
+def test_an_idle_action_starts_and_ends_the_walk_standing(scene, stride, tmp_path):
+    """Bandai's walk and run (each on its own armature) with the first second of the bow take as the
+    Idle, on the walk's armature: the bake is the core's follow with that idle, still at both ends
+    (the hips over their first and last 0.5 s at most the idle's own speed + 0.05 m/s) and at rest
+    within 10 cm of the line's end."""
+    bow = bvh.load(take_path("dataset-1_bow_normal_001"))
+    idle_file = tmp_path / "idle.bvh"
+    bvh.save(bow[:31], idle_file)
+    options = stride.options.ImportOptions(scale_preset="CM_TO_METERS")
+    walk_file, run_file = (take_path(f"dataset-1_{g}_normal_001") for g in ("walk", "run"))
+    # Each take on its own armature (their travel and rests differ), the idle's too.
+    done, failed = stride.jobs.import_files(bpy.context, [walk_file, run_file, idle_file], options=options)
+    assert not failed
+    walk, run = done[0][0], done[1][0]
+    for o in bpy.context.scene.objects:
+        o.select_set(False)
+    run.select_set(True)
+    walk.select_set(True)
+    bpy.context.view_layer.objects.active = walk
+    assert bpy.ops.stride.gaits_from_selected() == {"FINISHED"}
+    bpy.ops.curve.primitive_nurbs_path_add()
+    road = bpy.context.active_object
+    road.scale = (2.0, 2.0, 2.0)  # 8 m
+    bpy.context.view_layer.update()
+    bpy.context.view_layer.objects.active = walk
+    assert bpy.ops.stride.follow_path(target=road.name, idle_action="idle", speed=1.4) == {"FINISHED"}
+    action = walk.animation_data.action
+    world = stride.jobs.curve_points(road)
+    points = np.stack([world[:, 0], world[:, 2], -world[:, 1]], axis=-1) / 0.01  # BVH cm, by hand
+    gaits_ = [bvh.load(walk_file), bvh.load(run_file)]
+    want = path.follow(gaits_, points, 1.4, fps=30.0, idle=bvh.load(idle_file))
+    assert_same_motion(stride.bridge.action_to_clip(walk, action), want)
+    assert {m.name for m in action.pose_markers} >= {"FootDown_L", "FootDown_R", "Transition"}
+    hips = hips_played(walk, action, np.arange(1, 1 + want.n_frames))
+    speed = np.linalg.norm(np.diff(hips, axis=0), axis=-1) * 30.0
+    idle_hips = bow.fk()[1][:31, bow.names.index("Hips")] * 0.01
+    own = float(np.linalg.norm(np.diff(idle_hips[:, [0, 2]], axis=0), axis=-1).max() * 30.0)
+    assert speed[:15].max() <= own + 0.05 and speed[-15:].max() <= own + 0.05, (speed[:15], speed[-15:], own)
+    assert np.linalg.norm(hips[-1] - world[-1, :2]) <= 0.10
+
+
+def test_cli_follow_path_follows_a_timed_path_and_starts_from_an_idle(scene, stride, tmp_path, capsys):
+    walk_file, run_file = (str(take_path(f"dataset-1_{g}_normal_001")) for g in ("walk", "run"))
+    bow = bvh.load(take_path("dataset-1_bow_normal_001"))
+    idle_file = tmp_path / "idle.bvh"
+    bvh.save(bow[:31], idle_file)
+    gaits_ = [bvh.load(walk_file), bvh.load(run_file)]
+    floor = stride.recipes.path.start_floor(gaits_[0])
+    # Rows t,x,y: a target 6 m ahead in 4 s, then 3 m to the left in 2 s; followed in time.
+    csv = tmp_path / "timed.csv"
+    csv.write_text("t,x,y\n0,0,0\n4,6,0\n6,6,3\n")
+    out = tmp_path / "timed.bvh"
+    assert stride.cli.main(["follow-path", walk_file, run_file, "--path", str(csv), "--out", str(out)]) == 0
+    assert "following timed.csv in time" in capsys.readouterr().out
+    xy = np.array([[0.0, 0.0], [6.0, 0.0], [6.0, 3.0]])
+    want = path.follow_target(gaits_, np.array([0.0, 4.0, 6.0]), floor.place(xy))
+    got = bvh.load(out)
+    assert got.n_frames == want.n_frames and np.abs(got.fk()[1] - want.fk()[1]).max() <= 1e-6 * want.height
+    assert stride.cli.main(["follow-path", walk_file, "--path", str(csv), "--speed", "1.5", "--out",
+                            str(out)]) == 1
+    assert "error: --speed: timed.csv is a timed target (rows t,x,y), whose times set the speed" in \
+        capsys.readouterr().err
+    # --idle: from standing, to rest on the line's end.
+    out = tmp_path / "rested.bvh"
+    assert stride.cli.main(["follow-path", walk_file, run_file, "--line", "6", "--speed", "1.4", "--idle",
+                            str(idle_file), "--out", str(out)]) == 0
+    want = path.follow(gaits_, floor.place(stride.recipes.path.line_xy(6.0)), 1.4, idle=bvh.load(idle_file))
+    got = bvh.load(out)
+    assert got.n_frames == want.n_frames and np.abs(got.fk()[1] - want.fk()[1]).max() <= 1e-6 * want.height
+    track = floor_track(got, floor)
+    assert np.linalg.norm(track[-1] - [6.0, 0.0]) <= 0.10
