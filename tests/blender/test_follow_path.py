@@ -268,9 +268,15 @@ def test_errors_say_what_to_choose_in_the_uis_words_and_leave_nothing(scene, str
     scene.collection.objects.link(bare)
     assert "the curve 'Bare' has no spline to walk along" in refused(
         lambda: bpy.ops.stride.follow_path(target="Bare"))
+    # An Idle that is gone, or that travels.
+    ring = circle(scale=1.5)
+    bpy.context.view_layer.objects.active = walk
+    assert "there is no action 'Nowhere' to stand in: choose the Idle" in refused(
+        lambda: bpy.ops.stride.follow_path(target=ring.name, idle_action="Nowhere"))
+    said = refused(lambda: bpy.ops.stride.follow_path(target=ring.name, idle_action="02_01"))
+    assert "travels at" in said and "give a standing clip" in said, said
     assert sorted(a.name for a in bpy.data.actions) == actions
     # Selected with the armature, the one other object is the Target.
-    ring = circle(scale=1.5)
     ring.select_set(True)
     walk.select_set(True)
     bpy.context.view_layer.objects.active = walk
@@ -431,7 +437,7 @@ def test_an_unkeyed_speed_is_walked_at_its_value_and_said_on_a_moved_armature(sc
     assert np.abs(np.linalg.norm(hips - [2.0, -1.0], axis=-1) - 1.5).max() < 0.15  # on the 1.5 m circle
 
 
-def keyed_empty(name, keys):
+def keyed_empty(stride, name, keys):
     """An empty keyed at each (frame, world location), linear between."""
     empty = bpy.data.objects.new(name, None)
     bpy.context.scene.collection.objects.link(empty)
@@ -439,16 +445,10 @@ def keyed_empty(name, keys):
         empty.location = at
         assert empty.keyframe_insert("location", frame=frame)
     adt = empty.animation_data
-    for fc in stride_fcurves(adt.action, empty):
+    for fc in stride.compat.fcurves(adt.action, stride.compat.action_slot(adt.action, empty)):
         for key in fc.keyframe_points:
             key.interpolation = "LINEAR"
     return empty
-
-
-def stride_fcurves(action, obj):
-    import bl_ext.user_default.stride as stride  # the installed extension (conftest installs it)
-
-    return stride.compat.fcurves(action, stride.compat.action_slot(action, obj))
 
 
 def test_a_keyed_empty_is_followed_in_time(scene, stride):
@@ -458,17 +458,18 @@ def test_a_keyed_empty_is_followed_in_time(scene, stride):
     target smoothed alike from 2 s on."""
     obj = gaits(stride)
     scene.frame_end = 1 + 8 * 120
-    empty = keyed_empty("Target", [(1, (0.0, 0.0, 0.0)), (481, (6.0, 0.0, 0.0)), (961, (6.0, 5.0, 0.0))])
+    keys = [(1, (0.0, 0.0, 0.0)), (481, (6.0, 0.0, 0.0)), (961, (6.0, 5.0, 0.0))]
+    empty = keyed_empty(stride, "Target", keys)
     bpy.context.view_layer.objects.active = obj
     assert bpy.ops.stride.follow_path(target="Target") == {"FINISHED"}
     action = obj.animation_data.action
     assert action.name == "02_01 along Target" and action.use_fake_user
     frames = np.arange(1, 962)
-    world = []
+    played = []
     for f in frames:
         scene.frame_set(int(f))
-        world.append(np.array(empty.matrix_world.translation))
-    world = np.array(world)
+        played.append(np.array(empty.matrix_world.translation))
+    world = np.array(played)
     want = path.follow_target(takes(), (frames - 1) / 120.0, in_clip_space(world), fps=120.0)
     assert_same_motion(stride.bridge.action_to_clip(obj, action), want)
     assert steps(action) == sorted((1 + round(t * 120), k) for k, v in want.events.items() for t in v)
