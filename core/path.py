@@ -49,6 +49,12 @@ warping, motion matching's trajectories), baked offline from the user's own gait
   `STOP_STRIDES` strides are stretched or shrunk together so that it comes to rest on the end.
   `Transition` events at the two switches. A blend slowing down drags its feet: here the
   contacts are cut where a foot slides (`contacts.contacts(split_slides=True)`).
+- **Targets** (`follow_target`): a target's floor track in time (a keyed object's location) is
+  walked at its speed along the track (averaged over `TARGET_SMOOTH`), from the target's first
+  time; the straight clip's travel, averaged over a cycle, is then remapped onto where the
+  target is on each frame (`_in_time`), strides within `TARGET_STRETCH`. With an idle the
+  character stands until the target leaves its first point, less the time its start takes to
+  cover `TARGET_LAG_M` behind the target (a first bake tells). Warnings name the target's times.
 
 Times are seconds and distances meters at every boundary; positions in the loops' units and axes.
 """
@@ -97,6 +103,9 @@ LET_GO = 1.0 / 60.0
 # feet slide, and the offset a landing is held at is weighed in more slowly than a take's (at
 # 0.1 s the CMU walk-jog line's last landing is carried on at 0.51 m/s).
 EASE_IN = 0.15
+# The same where contacts are cut where a foot slides (starts and stops): a foot so held does not
+# slide, and a stop's landing into the idle, slowed by its blend, slid 3 cm over 0.15 s.
+EASE_IN_CUT = 0.05
 _FEET = ("FootDown_L", "FootDown_R")
 # m/s: a root slower than this over the floor stands (a standing clip's drift is a few cm/s).
 _STILL_MPS = 0.2
@@ -125,6 +134,11 @@ STOP_STRIDES = 3.0
 # timing drifts by a fraction of a percent: 13 cm over 20 m at 0.65 %).
 TARGET_SMOOTH = 0.5
 TARGET_STRETCH = 0.05
+# Meters: with an idle, the character stands until the target is this far along its track.
+TARGET_LEAVES = 0.05
+# Meters from its first point at which the character, started from an idle, is timed against the
+# target (it starts that much earlier than the target leaves, to be there with it).
+TARGET_LAG_M = 1.0
 
 
 class PathWarning(UserWarning):
@@ -375,18 +389,27 @@ def follow(loops: Sequence[Clip], points: npt.ArrayLike, speed: Any, *, fps: flo
         # blend's own speed decides), at the last speed.
         straight = _straight(gaits, _clock(path.distance, v), v, float(cycles.max()) + 0.5, fps, feet)
         return _walked(straight, path, gaits, lock_feet)
+    return _from_standing(gaits, len(loops), points, speed, idle, fps, feet, lock_feet)
+
+
+def _from_standing(gaits: list[Clip], given: int, points: npt.ArrayLike, speed: Any, idle: Clip,
+                   fps: float | None, feet: FeetSpec | None, lock_feet: bool, *, stand: float = STAND,
+                   when: Callable[[Array], Array] | None = None) -> Clip:
+    """`follow` with an idle: standing `stand` seconds, then walking the path, coming to rest on
+    its end (`_started_and_stopped`); `when` as `_planned` takes it."""
     rate = max(g.fps for g in gaits) if fps is None else float(fps)
     still = _standing(idle, gaits[0], feet, rate)
-    speeds = blendspace.gait_speeds(gaits)[:len(loops)]
+    speeds = blendspace.gait_speeds(gaits)[:given]
     least = float(speeds.min())
     slowest = gaits[int(np.argmin(speeds))]
     # The slowest gait's cycle and stride played slower, at the least speed.
     cycle = slowest.n_frames / slowest.fps / len(slowest.events["FootDown_L"])
-    path, v, cycles = _planned(gaits, len(loops), points, speed,
+    path, v, cycles = _planned(gaits, given, points, speed, when=when,
                                ease=partial(_eased, least=least, margin=least * cycle))
     walked, planted, remap = _started_and_stopped(gaits, path, v, still, cycle, float(cycles.max()),
-                                                  fps, feet)
-    return _walked(walked, path, gaits, lock_feet, remap=remap, planted=planted, lead=False)
+                                                  fps, feet, stand)
+    return _walked(walked, path, gaits, lock_feet, remap=remap, planted=planted, lead=False,
+                   ease_in=EASE_IN_CUT)
 
 
 def follow_target(loops: Sequence[Clip], times: npt.ArrayLike, positions: npt.ArrayLike, *,
@@ -423,17 +446,62 @@ def follow_target(loops: Sequence[Clip], times: npt.ArrayLike, positions: npt.Ar
         return np.interp(d, s, t)
 
     if idle is not None:
-        # Its start and stop as `follow` makes them, at the target's speeds along its track (what
-        # they ask beyond the gaits said here, with the target's times).
-        _planned(gaits, len(loops), points, profile, when=when)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", PathWarning)
-            return follow(loops, points, profile, fps=fps, feet=feet, lock_feet=lock_feet, idle=idle)
+        # Its start and stop as `follow` makes them, at the target's speeds along its track,
+        # standing until the target leaves its first point.
+        rate = max(g.fps for g in gaits) if fps is None else float(fps)
+        profile = _from_rest(profile, blendspace.RATE_RANGE[0] * float(blendspace.gait_speeds(gaits).min()))
+        leaves = float(np.interp(TARGET_LEAVES, s, t)) if s[-1] > TARGET_LEAVES else 0.0
+        stand = max(leaves, 2.0 / rate)
+        out = _from_standing(gaits, len(loops), points, profile, idle, fps, feet, lock_feet, stand=stand,
+                             when=when)
+        # Started as early as the blend into walking and the speeding up take to cover its first
+        # meter later than the target does (a second bake; what it asks was said by the first).
+        lag = _reaches(out, points[0], TARGET_LAG_M) - _reaches_track(t, points, mpu, TARGET_LAG_M)
+        if lag > 1.0 / rate and stand > 2.0 / rate:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", PathWarning)
+                out = _from_standing(gaits, len(loops), points, profile, idle, fps, feet, lock_feet,
+                                     stand=max(stand - lag, 2.0 / rate), when=when)
+        return out
     path, v, cycles = _planned(gaits, len(loops), points, profile, when=when)
     duration = float(t[-1])
     straight = _straight(gaits, _clock(path.distance, v), v, float(cycles.max()) + 0.5 + duration, fps, feet)
     straight = straight[:math.floor(duration * straight.fps + 1e-9) + 1]
     return _walked(straight, path, gaits, lock_feet, remap=_in_time(straight, t, s * path.length / s[-1]))
+
+
+def _from_rest(profile: tuple[Array, Array], least: float) -> tuple[Array, Array]:
+    """The target's (distances, speeds) with the speeds where it speeds up from rest at its start
+    and slows to rest at its end raised to `least` m/s (the idle starts and stops the walk)."""
+    d, v = profile
+    fast = np.flatnonzero(v >= least)
+    if not fast.size:
+        return d, np.maximum(v, least)
+    v = v.copy()
+    v[:fast[0]] = least
+    v[fast[-1] + 1:] = least
+    return d, v
+
+
+def _reaches(clip: Clip, start: Array, meters: float) -> float:
+    """Seconds until the clip's root is first `meters` from `start` (file units) over the floor
+    (its duration if never)."""
+    _, pos = root.root_world(clip)
+    return _reaches_track(np.arange(clip.n_frames) / clip.fps, pos - np.outer(pos @ clip.up, clip.up),
+                          clip.meters_per_unit, meters, start)
+
+
+def _reaches_track(t: Array, points: Array, meters_per_unit: float, meters: float,
+                   start: Array | None = None) -> float:
+    """Seconds (of t [T]) until points [T, 3] are first `meters` from `start` (default: the first)."""
+    away = np.linalg.norm(points - (points[0] if start is None else start), axis=-1) * meters_per_unit
+    far = np.flatnonzero(away >= meters)
+    if not far.size:
+        return float(t[-1])
+    k = int(far[0])
+    if k == 0:
+        return float(t[0])
+    return float(np.interp(meters, [away[k - 1], away[k]], [t[k - 1], t[k]]))
 
 
 def _target(times: npt.ArrayLike, positions: npt.ArrayLike, up: Array) -> tuple[Array, Array]:
@@ -536,14 +604,15 @@ def _planned(gaits: list[Clip], given: int, points: npt.ArrayLike, speed: Any, *
 
 def _walked(straight: Clip, path: _Path, gaits: list[Clip], lock_feet: bool,
             remap: tuple[Array, Array] | None = None, planted: dict[str, np.ndarray] | None = None,
-            lead: bool = True) -> Clip:
+            lead: bool = True, ease_in: float = EASE_IN) -> Clip:
     """A straight clip of the gaits (a blend space's, whose root travels a line from the path's
     start) walked along the path: bent onto it, its legs turned over its planted feet and those
     held (see the module notes). remap: (meters along the line, meters along the path),
     increasing, for a clip that comes to rest on the path's end (`_started_and_stopped`): then
     every frame is kept. planted: the contacts to hold (None: found on the straight clip).
     lead: the lock is worked on the clip with a lead-in (`_with_lead_in`), then cut off (a clip
-    that starts walking). Writes into the straight clip's arrays."""
+    that starts walking). ease_in: seconds a lock eases in (`footlock.lock_feet`). Writes into
+    the straight clip's arrays."""
     _body_of(straight, gaits)
     start = 0
     if lead:
@@ -557,7 +626,7 @@ def _walked(straight: Clip, path: _Path, gaits: list[Clip], lock_feet: bool,
     if planted:
         _stance_yaw(out, turn, planted)
     if lock_feet:
-        out = footlock.lock_feet(out, contacts=planted, lower_pelvis=True, ease_in=EASE_IN)
+        out = footlock.lock_feet(out, contacts=planted, lower_pelvis=True, ease_in=ease_in)
     return out[start:] if start else out
 
 
@@ -687,7 +756,7 @@ def _standing(idle: Any, ref: Clip, feet: FeetSpec | None, fps: float) -> Clip:
                          f"take will do; under {_STILL_MPS:g} m/s)")
     # On the gaits' skeleton (its End Sites: what the feet stand on), with the idle's own motion.
     out = ref.with_frames(idle.rotations, idle.positions)
-    out.name = idle.name
+    out.fps, out.name = idle.fps, idle.name  # (at the output's rate, which need not be the gaits')
     return out
 
 
@@ -725,11 +794,11 @@ def _eased(v: Array, path: _Path, *, least: float, margin: float) -> Array:
 
 
 def _started_and_stopped(gaits: list[Clip], path: _Path, v: Array, still: Clip, cycle: float, longest: float,
-                         fps: float | None, feet: FeetSpec | None
+                         fps: float | None, feet: FeetSpec | None, stand: float = STAND
                          ) -> tuple[Clip, dict[str, np.ndarray], tuple[Array, Array]]:
     """The gaits walked straight at speeds v [M] (m/s, at the path's samples), started from the
     standing clip `still` and stopped into it, and where its travel along its line (meters)
-    goes on the path (see `_walked`): the character stands `STAND` seconds, dead-blends over
+    goes on the path (see `_walked`): the character stands `stand` seconds, dead-blends over
     `START_BLEND` into the frame of the gaits at the slowest (their first `cycle` seconds) that
     best continues the pose (`transition.best_target_time`), and walks on at the path's speeds
     from there; near the path's end, at a touchdown, it dead-blends into the standing clip over
@@ -739,10 +808,10 @@ def _started_and_stopped(gaits: list[Clip], path: _Path, v: Array, still: Clip, 
     they land: longer or shorter steps). `longest`: the longest gait cycle (seconds)."""
     least = float(v.min())
     lead = blendspace.blend_space(gaits, least, 2.5 * cycle, fps=fps, feet=feet)
-    stand = _played(still, STAND)
+    standing = _played(still, stand)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", contacts.ContactWarning)  # (matching reads a few strides)
-        t_d = transition.best_target_time(stand, STAND, lead, search=(0.0, cycle))
+        t_d = transition.best_target_time(standing, stand, lead, search=(0.0, cycle))
     # The same frames up to t_d, then the path's speeds.
     clock = t_d + _clock(path.distance, v)
     straight = _straight(gaits, np.concatenate([[0.0], clock]), np.concatenate([[least], v]),
@@ -751,7 +820,7 @@ def _started_and_stopped(gaits: list[Clip], path: _Path, v: Array, still: Clip, 
     up, mpu = straight.up, straight.meters_per_unit
     length = path.length
     cycle = _cycle(straight)
-    head = transition.dead_blend(stand, straight, STAND, t_d, START_BLEND)
+    head = transition.dead_blend(standing, straight, stand, t_d, START_BLEND)
     head.body = straight.body
     # The stop: a touchdown after the start's blend whose rest comes nearest the path's end.
     _, pos = root.root_world(head)
@@ -759,7 +828,7 @@ def _started_and_stopped(gaits: list[Clip], path: _Path, v: Array, still: Clip, 
     line = _travel_line(floor, up)
     x = (floor - floor[0]) @ line * mpu
     speed = root.lowpass(np.gradient(x) * fps, 0.25 * cycle * fps)
-    started = math.ceil((STAND + START_BLEND) * fps)
+    started = math.ceil((stand + START_BLEND) * fps)
     downs = sorted((round(t * fps), foot) for foot in ("L", "R")
                    for t in head.events.get(f"FootDown_{foot}", ()) if round(t * fps) >= started)
     if not downs:
@@ -798,7 +867,7 @@ def _started_and_stopped(gaits: list[Clip], path: _Path, v: Array, still: Clip, 
     # Found on the whole, read as the walk alone reads (a standing stretch would lower what the
     # detector calls slow: the lifts of a run a frame late).
     planted = contacts.contacts(out, split_slides=True, thresholds=contacts.thresholds(straight))
-    return out, planted, _rest_on(out, length, i, blend_time)
+    return out, planted, _rest_on(out, length, i, blend_time, started)
 
 
 def _rests_facing(clip: Clip, line: Array, switch: int, frames: int) -> Clip:
@@ -830,11 +899,11 @@ def _foot_ahead(still: Clip, feet: list[str]) -> Array:
     return np.array([ahead[f] for f in feet])
 
 
-def _rest_on(clip: Clip, length: float, stop: int, blend_time: float) -> tuple[Array, Array]:
+def _rest_on(clip: Clip, length: float, stop: int, blend_time: float, started: int) -> tuple[Array, Array]:
     """(meters along the clip's travel line, meters along the path): the remap that puts where
     the clip comes to rest (after its stop's blend, from frame `stop`) on the path's end,
     lengthening or shortening its last `STOP_STRIDES` strides together (and no more of them
-    than it walks after its start's blend)."""
+    than it walks after its start's blend, which ends on frame `started`)."""
     up, mpu, fps = clip.up, clip.meters_per_unit, clip.fps
     _, pos = root.root_world(clip)
     floor = pos - np.outer(pos @ up, up)
@@ -844,7 +913,7 @@ def _rest_on(clip: Clip, length: float, stop: int, blend_time: float) -> tuple[A
     left = np.asarray(clip.events.get("FootDown_L", ()))
     near = np.round(left[(left * fps < stop)][-4:] * fps).astype(np.int64)
     stride = float(np.median(np.diff(x[near]))) if len(near) >= 2 else 0.0
-    walking = float(x[min(math.ceil((STAND + START_BLEND) * fps), clip.n_frames - 1)])
+    walking = float(x[min(started, clip.n_frames - 1)])
     start = max(at_rest - STOP_STRIDES * stride, walking)
     lo, hi = min(float(x.min()), 0.0) - 1.0, max(float(x.max()), at_rest) + 1.0
     if start >= at_rest - 1e-6:

@@ -74,11 +74,19 @@ Blender's NLA does, see `crossfade`.
 `feet` ({'L': ankle, 'R': ankle}, names or indices) rebuilds both clips' body maps around those
 ankles (`body.with_feet`) where the map's own are not the ones; up and facing come from it.
 `lock_feet=True` (dead_blend, inertialize, crossfade, sequence) runs `footlock.lock_feet` after
-the switch with the sources' contacts laid out on the output's frames (`switched_contacts`: src's
-up to the switch, dst's after it), on the stances that start by the end of the blend: a foot
-planted across the switch is held from the frame after it until dst lifts it, instead of sliding
-through the blend. The source and the switch frame's velocity are untouched; after those stances
-(and their 0.1 s fade) the output is the re-anchored dst again.
+the switch on the stances the blend would slide, read off the sources' contacts laid out on the
+output's frames (`switched_contacts`: src's up to the switch, dst's after the blend, and in it
+the stances the two takes share, from where both plant the foot for as long as dst does): a
+foot planted across the switch is held from the frame after it, and one both takes plant inside
+the blend from the first frame the blended foot is down (dead blending's extrapolation carries
+a swinging foot on past the source's touchdown; held there, it stood 15 cm up in the air), each
+at once (a blend's landing is no foot slowing down for a lock to ease in over: easing slid it)
+and until dst lifts it, then let go up to the foot's next contact. The lock's knees are then
+kept within the takes' range (`knees.keep`). The source and the switch frame's velocity are
+untouched, and so is the root's floor travel; after those stances the output is the
+re-anchored dst again. Where the blended feet of a switch whose phases do not match are far
+apart a held foot can be out of the leg's reach (`footlock.FootLockWarning`); a target time
+whose feet match (`best_target_time`) avoids it.
 `mask` (`[J]` in [0, 1], e.g. from `blend.mask`) says how much of the transition each joint
 gets: 1 the full transition, 0 a cut (the joint is dst's from output frame i_s + 1 on), in between
 the source's share (1 - alpha, or the inertialization offset) scaled by it.
@@ -98,6 +106,7 @@ from . import blend, footlock, knees, matching, metrics, quat
 from .body import FeetSpec, with_feet
 from .clip import Clip
 from .contacts import contacts as detect_contacts
+from .contacts import foot_points
 from .contacts import runs as contact_runs
 from .resample import resample
 from .root import (
@@ -133,6 +142,13 @@ _STILL_MPS = 0.2
 _SAME_GAIT = math.radians(45.0)
 # lock_feet reads each take's contacts over this many seconds around its switch frame.
 _CONTACT_SECONDS = 2.0
+# A blended foot whose lowest point is this near (in leg lengths: 4-5 cm) the floor its takes
+# stand it on is down: a planted foot blended between two plants stays well within it, one
+# that dead blending's extrapolation carries on swinging past the source's touchdown comes in
+# 10-15 cm up.
+_DOWN_LEGS = 0.05
+# Seconds a lock let go in the window has to fade out where the foot's next contact is not in sight.
+_LETGO_SECONDS = 0.5
 
 
 def smoothstep(x: npt.ArrayLike) -> Array:
@@ -437,41 +453,89 @@ def _transition(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_ti
     out = src.replace(rotations=rot, positions=pos, events=_events(src, sw.dst, i_s, i_d, len(rot)),
                       loop=False, name=name, root=src.root, motion_start=min(src.motion_start, i_s))
     if lock_feet:
-        planted = switched_contacts(src, dst_at, i_s, i_d, sw.n_window)
-        out = _lock_window(out, planted, i_s, i_s + sw.n_window + 1)
+        out = _lock_window(out, src, dst_at, i_s, i_d, sw.n_window, sw.knees or knees.ranges(src, dst_at))
     return out
 
 
-def _lock_window(out: Clip, planted: dict[str, np.ndarray], i_s: int, end: int) -> Clip:
-    """out with the feet locked over the contacts that start after the switch frame i_s and by
-    frame `end` (the first frame past the blend): the stances the blend would slide. A foot
-    planted across the switch is held from i_s + 1 on, so the switch itself and the source are
-    untouched; stances that start after the blend are dst's own."""
+def _lock_window(out: Clip, src: Clip, dst: Clip, i_s: int, i_d: int, n_window: int,
+                 ranges: list[knees.Knee]) -> Clip:
+    """out with the feet locked over the stances the blend would slide: the contacts of
+    `switched_contacts` that hold across the switch frame i_s or start inside the blend (a
+    landing, from the first frame the blended foot is down: `_down`), each held at once and to
+    its end, then let go up to the foot's next contact; the knees kept within their `ranges`
+    after the lock. The source and the switch frame are untouched; stances that start after
+    the blend are dst's own."""
+    planted = switched_contacts(src, dst, i_s, i_d, n_window)
+    end = i_s + n_window + 1  # the first frame past the blend
+    down = _down(out, src, dst, i_s, i_d, n_window)
     T = out.n_frames
-    fade = math.ceil(footlock.BLEND_TIME * out.fps)
+    letgo = math.ceil(_LETGO_SECONDS * out.fps)
     keep: dict[str, np.ndarray] = {}
     stop = i_s + 1
     for foot, mask in planted.items():
-        m = mask.copy()
-        m[:i_s + 1] = False
-        starts, stops = contact_runs(m)
-        for a, b in zip(starts, stops, strict=True):
-            if a > end:
-                m[a:b] = False
-            else:
-                stop = max(stop, min(b + fade + 1, T))
+        m = np.zeros(T, dtype=bool)
+        starts, stops = contact_runs(mask)
+        for n, (a, b) in enumerate(zip(starts, stops, strict=True)):
+            if b <= i_s + 1 or a >= end:
+                continue
+            if a > i_s:
+                # A landing in the blend: the contact is the sources', the landing the blend's,
+                # which may carry the foot in from above (dead blending's extrapolation keeps a
+                # swinging foot going past the source's touchdown): held from where it is down.
+                at = down[foot][a - i_s - 1:]
+                if not at.any():
+                    continue
+                a += int(np.argmax(at))
+            m[max(a, i_s + 1):b] = True
+            stop = max(stop, min(int(starts[n + 1]) if n + 1 < len(starts) else b + letgo, T))
         keep[foot] = m
     if stop <= i_s + 1:
         return out
     part = out.with_frames(out.rotations[i_s + 1:stop], out.positions[i_s + 1:stop])
     # A FootLockWarning names the output, with times counted from the part's first frame.
     part.name = f"{out.name or 'the transition'} (times from {(i_s + 1) / out.fps:.3f} s)"
-    # The blend slides its feet: each is drawn onto where it is held over its landing (a foot
-    # landing as the blend's, the held offset weighed in, would slide on by that offset).
-    locked = footlock.lock_feet(part, contacts={f: m[i_s + 1:stop] for f, m in keep.items()}, landing="held")
+    # Held at once (ease_in=0, where landing= has nothing to draw): a foot planted across the
+    # switch stands still there, and a landing is held from where the blended foot is down,
+    # which is no foot decelerating for a lock to ease in over. Eased in (landing="held"), the
+    # foot slid on over the blend's slow stop: 76 of the 313 transition tests failed.
+    locked = footlock.lock_feet(part, contacts={f: m[i_s + 1:stop] for f, m in keep.items()}, ease_in=0.0)
     rot = out.rotations.copy()
-    rot[i_s + 1:stop] = locked.rotations
+    # The lock's IK and its let-go may bend a knee past what the takes do: kept as the blend is.
+    rot[i_s + 1:stop] = knees.keep(locked.rotations, locked.positions, out.parents, ranges)
     return out.replace(rotations=rot)
+
+
+def _down(out: Clip, src: Clip, dst: Clip, i_s: int, i_d: int, n_window: int) -> dict[str, np.ndarray]:
+    """{foot: bool [n_window]}: over the blend's frames, where the blended foot is down, its
+    lowest point within _DOWN_LEGS leg lengths above the floor the takes stand it on (their
+    foot's lowest points at the same frames, src still playing, weighted by the blend's
+    smoothstep)."""
+    k = np.arange(1, n_window + 1)
+    alpha = smoothstep(k / (n_window + 1.0))
+    points = foot_points(out)
+    h_out = _lowest(out, i_s + k, points)
+    h_src = _lowest(src, np.minimum(i_s + k, src.n_frames - 1), points)
+    h_dst = _lowest(dst, i_d + k, points)
+    lengths = np.linalg.norm(out.offsets, axis=-1)
+    down = {}
+    for foot, (joints, _) in points.items():
+        leg = [int(j) for j in out.body.legs.get(foot, [])]
+        ankle = joints[0]
+        reach = float(lengths[leg[1:leg.index(ankle) + 1]].sum()) if ankle in leg else 0.5 * out.height
+        floor = (1.0 - alpha) * h_src[foot] + alpha * h_dst[foot]
+        down[foot] = h_out[foot] <= floor + _DOWN_LEGS * reach
+    return down
+
+
+def _lowest(clip: Clip, frames: np.ndarray,
+            points: dict[str, tuple[list[int], list[int]]]) -> dict[str, Array]:
+    """{foot: [n]} the height along up (file units) of each foot's lowest point (its joints and
+    End Sites) on the clip's `frames`."""
+    part = clip.with_frames(clip.rotations[frames], clip.positions[frames])
+    rot, pos = part.fk()
+    ends = part.end_site_positions(rot, pos)
+    return {foot: (np.concatenate([pos[:, joints], ends[:, sites]], axis=1) @ clip.up).min(axis=1)
+            for foot, (joints, sites) in points.items()}
 
 
 def _contacts_near(clip: Clip, frame: int, before: float, after: float) -> tuple[int, dict[str, np.ndarray]]:
@@ -485,22 +549,52 @@ def _contacts_near(clip: Clip, frame: int, before: float, after: float) -> tuple
 
 def switched_contacts(src: Clip, dst: Clip, i_s: int, i_d: int, n_window: int = 0) -> dict[str, np.ndarray]:
     """{foot: bool [T_out]}: the sources' contacts laid out on a transition's frames: src's up to
-    the switch frame i_s, over the n_window blended frames after it planted where both are
-    (src still playing, dst at src's rate), dst's after them. Each take is read over a few
+    the switch frame i_s, dst's after the n_window blended frames, and in the blend (src still
+    playing, dst at src's rate) the stances the two share: a foot is planted from where both
+    take plant it (across the switch: src at i_s and dst at i_d) for as long as dst does, and on
+    past dst's lift while src still plants it in the blend's first half, where src leads. So a
+    stance both takes have is one contact, carried on or lifted by dst, rather than cut where
+    src lifts the foot and caught again where dst plants it. Each take is read over a few
     seconds around its switch frame (False beyond them)."""
     a_s, cs = _contacts_near(src, i_s, _CONTACT_SECONDS, n_window / src.fps)
     a_d, cd = _contacts_near(dst, i_d, _STRIDE_SECONDS, _CONTACT_SECONDS)
     n_out = i_s + 1 + dst.n_frames - 1 - i_d
+    n = min(n_window, n_out - 1 - i_s)
+    k = np.arange(n + 1)  # the switch frame, then the blend's frames
+    leads = 2 * k < n_window + 1  # src's weight above one half
     out = {}
     for foot in cs.keys() & cd.keys():
         m = np.zeros(n_out, dtype=bool)
         m[a_s:i_s + 1] = cs[foot][:i_s + 1 - a_s]
         after = cd[foot][i_d + 1 - a_d:]
         m[i_s + 1:i_s + 1 + len(after)] = after
-        both = cs[foot][i_s + 1 - a_s:i_s + 1 - a_s + min(n_window, n_out - 1 - i_s)]
-        m[i_s + 1:i_s + 1 + len(both)] &= both
+        src_on = cs[foot][np.minimum(i_s + k, a_s + len(cs[foot]) - 1) - a_s]
+        at = i_d + k - a_d
+        dst_on = np.zeros(n + 1, dtype=bool)
+        dst_on[at < len(cd[foot])] = cd[foot][at[at < len(cd[foot])]]
+        m[i_s + 1:i_s + 1 + n] = _shared_stances(src_on, dst_on, leads)[1:]
         out[foot] = m
     return out
+
+
+def _shared_stances(src_on: np.ndarray, dst_on: np.ndarray, leads: np.ndarray) -> np.ndarray:
+    """bool [n]: over a blend's frames (the switch frame first), the contacts of `switched_contacts`
+    from each take's (src_on, dst_on) and where src leads the blend."""
+    k = np.arange(len(dst_on))
+    landed = dst_on & ~np.concatenate([[False], dst_on[:-1]])
+    stance = np.maximum.accumulate(np.where(landed, k, 0))  # where dst's current stance began
+    shared = np.maximum.accumulate(np.where(src_on & dst_on, k, -1))
+    held = dst_on & (shared >= stance)
+    # On past dst's lift while src plants the foot and leads (takes lifting a foot about together:
+    # not let go while the blend is mostly src's stance); never into dst's next stance, which is
+    # another place.
+    _, stops = contact_runs(held)
+    go = src_on & leads
+    for b in stops:
+        e = b + int(np.argmin(np.append(go[b:], False)))
+        if not held[e:e + 2].any():
+            held[b:e] = True
+    return held
 
 
 # -- the methods ---------------------------------------------------------------------------------

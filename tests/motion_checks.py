@@ -72,6 +72,28 @@ def foot_points(clip, side: str, mats: np.ndarray, pos: np.ndarray) -> np.ndarra
     return np.concatenate([pos[:, joints], *(e[:, None] for e in ends)], axis=1)
 
 
+def points_below(clip, joint: int, mats: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """[T, K, 3] meters: a joint (an ankle, picked by the caller), every joint below it and their
+    End Sites, from `world`'s output: a foot without the body map's say."""
+    joints = [joint]
+    for j in range(joint + 1, clip.n_joints):  # parents come first in a clip
+        if clip.parents[j] in joints:
+            joints.append(j)
+    sites = np.flatnonzero(np.isin(clip.end_parents, joints))
+    ends = [pos[:, clip.end_parents[s]] + np.einsum("tij,j->ti", mats[:, clip.end_parents[s]],
+                                                    clip.end_offsets[s]) * clip.meters_per_unit
+            for s in sites]
+    return np.concatenate([pos[:, joints], *(e[:, None] for e in ends)], axis=1)
+
+
+def pivot_speeds(points: np.ndarray, up: np.ndarray, fps: float) -> np.ndarray:
+    """[T] m/s: how fast a foot slides over the floor into each frame, its point that moves least
+    on each step (0 on the first frame): `pivot_slip` frame by frame."""
+    step = np.diff(points, axis=0)
+    flat = step - (step @ up)[..., None] * up
+    return np.concatenate([[0.0], np.linalg.norm(flat, axis=-1).min(axis=1) * fps])
+
+
 def lowpass(x: np.ndarray, fps: float, hz: float = LOWPASS_HZ) -> np.ndarray:
     """x [T, ...] low-passed along time, zero phase (a 2nd-order Butterworth, forward and back)."""
     if hz >= 0.5 * fps:

@@ -668,18 +668,44 @@ def test_a_target_too_fast_or_turning_too_tight_warns_with_its_time(gaits):
     assert re.search(r"^from 0\.00 to \d\.\d\d s into", str(caught[0].message)), str(caught[0].message)
 
 
-def test_a_target_with_an_idle_starts_and_ends_standing(gaits, idle):
+def test_a_target_with_an_idle_starts_and_ends_standing_and_keeps_time(gaits, idle):
+    """The figure eight at the walk's speed, the target standing 1.5 s before it leaves and 2 s
+    after it arrives: the character stands, starts so as to be with it, follows it in time, and
+    comes to rest on the end."""
     loops = gaits["bandai"]
-    c = target_case("S-curve", loops)
+    c = target_case("figure eight", loops)
     up, mpu = loops[0].up, loops[0].meters_per_unit
-    times, positions = timed(c, up, mpu)
-    out = path.follow_target(loops, times, positions, idle=idle)
-    assert len(out.events["Transition"]) == 2
+    track, along = timed(c, up, mpu)
+    times = np.concatenate([[0.0], track + 1.5, [track[-1] + 3.5]])
+    positions = np.concatenate([along[:1], along, along[-1:]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", path.PathWarning)
+        out = path.follow_target(loops, times, positions, idle=idle)
+    switches = out.events["Transition"]
+    assert len(switches) == 2 and 0.5 < switches[0] < 1.5, switches
     own, speed, half = hips_speed(idle).max(), hips_speed(out), round(0.5 * out.fps)
     assert speed[:half].max() <= own + STILL_MPS and speed[-half:].max() <= own + STILL_MPS
-    hips = PC.hips_floor(out, world_positions(out), out.names.index("Hips"))
-    end = positions[-1] * mpu - up * (positions[-1] @ up) * mpu
-    assert np.linalg.norm(hips[-1] - end) <= END_M
+    world = world_positions(out)
+    hips = PC.hips_floor(out, world, out.names.index("Hips"))
+    end = (positions[-1] - up * (positions[-1] @ up)) * mpu
+    assert np.linalg.norm(hips[round((switches[-1] + 1.0) * out.fps):] - end, axis=-1).max() <= END_M
+    # In time with the target from 2 s after the start's switch to 1.5 s before the target arrives
+    # (the character slows over its last step to stop on the end; the target arrives at speed).
+    t = np.arange(out.n_frames) / out.fps
+    target = np.stack([np.interp(t, times, positions[:, k]) for k in range(3)], axis=-1) * mpu
+    target -= np.outer(target @ up, up)
+    cycle = PC.cycle_frames(PC.planted(out), out.n_frames)
+    apart = np.linalg.norm(PC.moving_average(hips, cycle) - PC.moving_average(target, cycle), axis=-1)
+    judged = np.isfinite(apart) & (t >= switches[0] + 2.0) & (t <= track[-1] + 1.5 - 1.5)
+    assert judged.sum() > 0.5 * out.n_frames and apart[judged].max() <= TARGET_M, apart[judged].max()
+    # Feet and knees as everywhere.
+    mats, pos = world_frames(out)
+    reference = PC.planted(out)
+    slips = np.concatenate([PC.slips_and_skating(foot_points(out, side, mats, pos), reference[side], out.up,
+                                                 out.fps)[0] for side in ("L", "R")])
+    assert np.percentile(slips, 95) < SLIP_P95_M and slips.max() < SLIP_MAX_M, slips.max()
+    angular = metrics.peak_angular_speed(out) / max(metrics.peak_angular_speed(g) for g in [*loops, idle])
+    assert angular <= ANGULAR, angular
 
 
 def test_bad_targets_are_refused(gaits):
@@ -697,3 +723,55 @@ def test_bad_targets_are_refused(gaits):
         path.follow_target(loops, [0.0, 1.0, np.nan, 3.0, 4.0, 5.0], line)
     with pytest.raises(ValueError, match="does not move over the floor"):
         path.follow_target(loops, np.arange(6.0), np.outer(np.arange(6.0), up))
+
+
+def test_a_target_and_an_idle_in_another_convention_are_the_same_motion(takes):
+    """Z-up, centimetres, Unreal names: the gaits, the idle and the target all written so, the same
+    world motion from follow_target with and without the idle, and from follow with it."""
+    loops = takes["bandai"]
+    cut = [sync.loop_cycle(t) for t in loops]
+    c = target_case("S-curve", cut)
+    up, mpu = cut[0].up, cut[0].meters_per_unit
+    times, positions = timed(c, up, mpu)
+    bow = bvh.load(take_path(IDLE_TAKE))
+    still = bow[:round(IDLE_SECONDS * bow.fps) + 1]
+    turn = quat.from_matrix(np.array([[1.0, 0, 0], [0, 0, -1], [0, 1, 0]]))  # Y-up to Z-up
+    factor = mpu / 0.01
+    other = [_convention(t, factor, "unreal") for t in loops]
+    other_still = _convention(still, factor, "unreal")
+    moved = quat.mul_vec(turn, positions) * factor
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pairs = [(path.follow_target(loops, times, positions), path.follow_target(other, times, moved)),
+                 (path.follow_target(loops, times, positions, idle=still),
+                  path.follow_target(other, times, moved, idle=other_still)),
+                 (path.follow(loops, c.points, 2.0, idle=still),
+                  path.follow(other, quat.mul_vec(turn, c.points) * factor, 2.0, idle=other_still))]
+    for base, got in pairs:
+        assert got.n_frames == base.n_frames
+        base_world = world_positions(base) * base.meters_per_unit
+        back = quat.mul_vec(quat.inv(turn), world_positions(got)) * got.meters_per_unit
+        assert np.abs(back - base_world).max() < 1e-6, np.abs(back - base_world).max()
+        for k, t in base.events.items():
+            np.testing.assert_allclose(got.events[k], t, atol=1e-9)
+
+
+def test_an_idle_of_another_skeleton_is_refused(gaits):
+    loops = gaits["bandai"]
+    points = PC.line(5.0, loops[0].up, loops[0].meters_per_unit)
+    with pytest.raises(ValueError, match="skeletons differ"):
+        path.follow(loops, points, 1.3, idle=bvh.load(take_path("02_01"))[:30])
+
+
+def test_an_idle_at_another_rate_than_the_output_is_played_at_the_outputs(gaits, idle):
+    """The Bandai gaits and idle at 30 fps baked at 24 fps: the idle resampled, the character
+    still at both ends and at rest on the end."""
+    loops = gaits["bandai"]
+    c = case("line", loops)
+    out = path.follow(loops, c.points, c.speed, idle=idle, fps=24.0)
+    assert out.fps == 24.0
+    own, speed, half = hips_speed(idle).max(), hips_speed(out), round(0.5 * out.fps)
+    assert speed[:half].max() <= own + STILL_MPS and speed[-half:].max() <= own + STILL_MPS
+    road = PC.polyline(c.points, out.up, out.meters_per_unit)
+    hips = PC.hips_floor(out, world_positions(out), out.names.index("Hips"))
+    assert np.linalg.norm(hips[-1] - road.points[-1]) <= END_M

@@ -1,11 +1,12 @@
 """Transitions that carry their speed and keep their knees (dead blending and inertialization, and
 sequences of them), on every walk <-> run pair of tests/data at several switch times and blend times
-of 0.2-0.5 s, measured with tests/blend_checks.py (scipy FK):
+of 0.2-0.5 s, measured with tests/blend_checks.py (scipy FK), with and without lock_feet:
 
 - at each frame of the blend window the root's horizontal speed lies within [0.95 x min, 1.05 x max]
   of both takes' (the source's over the 0.3 s before the switch, the destination's over its own
   window frames);
-- no knee more than 3 degrees past the straightest or beyond the most bent of the two takes;
+- no knee more than 3 degrees past the straightest or beyond the most bent of the two takes, and
+  no knee's flexion changing in a frame more than twice the most the takes' does;
 - the switch velocity change is the one positions blended into the same re-anchored destination
   give (the travel changes nothing at the switch), and where a knee is eased at the switch its
   velocity changes there no more than the source's own knee does over its next two frames;
@@ -73,9 +74,21 @@ def root_speeds(clip: Clip) -> np.ndarray:
     return np.concatenate([speed[:1], speed])
 
 
+def flexion_step(knee: np.ndarray, start: int) -> float:
+    """The largest change (rad) of a knee's flexion from one frame to the next, from `start` on."""
+    return float(np.abs(np.diff(knee[start:])).max())
+
+
+@pytest.mark.parametrize("lock_feet", [False, True], ids=["", "lock_feet"])
 @pytest.mark.parametrize("method", sorted(METHODS))
 @pytest.mark.parametrize("pair", PAIRS, ids=lambda p: f"{p[0][-16:]}>{p[1][-16:]}")
-def test_the_root_moves_between_the_takes_speeds_and_knees_stay_in_their_range(pair, method):
+def test_the_root_moves_between_the_takes_speeds_and_knees_stay_in_their_range(pair, method, lock_feet):
+    # With lock_feet as well: the lock holds feet by the legs (no lower_pelvis: the root's floor
+    # travel is the blend's), its knees kept in range up to where it lets go, and no knee snaps,
+    # its flexion changing in a frame at most twice what the takes' does (issue 36's bound for
+    # locks pulling feet back; the unlocked blends reach 1.3x, the locks 1.78x: a foot stopped at
+    # once on a leg the blend has straight. Before issue 37's lock_feet part 3.6x, and 25 degrees
+    # past the most bent in a lock's let-go; main's window on issue 36b's locks 2.48x, 3.1 degrees).
     src, dst = load(pair[0]), load(pair[1])
     legs = bc.legs(src.names)
     own_s, own_d = root_speeds(src), root_speeds(dst)
@@ -83,8 +96,10 @@ def test_the_root_moves_between_the_takes_speeds_and_knees_stay_in_their_range(p
     reach = {f: (min(ks[f][src.motion_start:].min(), kd[f][dst.motion_start:].min()),
                  max(ks[f][src.motion_start:].max(), kd[f][dst.motion_start:].max())) for f in "LR"}
     slack = math.radians(3.0)
+    snap = 2.0 * max(max(flexion_step(ks[f], src.motion_start + 1), flexion_step(kd[f], dst.motion_start + 1))
+                     for f in "LR")
     for ts, td, blend_time in switches(src, dst):
-        out = METHODS[method](src, dst, ts, td, blend_time)
+        out = METHODS[method](src, dst, ts, td, blend_time, lock_feet=lock_feet)
         frames = window(src, ts, blend_time)
         i_s, i_d = round(ts * src.fps), round(td * src.fps)
         takes = np.concatenate([own_s[i_s - round(0.3 * src.fps) + 1:i_s + 1],
@@ -95,8 +110,10 @@ def test_the_root_moves_between_the_takes_speeds_and_knees_stay_in_their_range(p
         assert speed.min() >= 0.95 * takes.min(), (case, speed.min(), takes.min())
         bent = bc.knees(out, legs)
         for f in "LR":
-            assert bent[f][frames].min() >= reach[f][0] - slack, (case, f, np.degrees(bent[f][frames].min()))
-            assert bent[f][frames].max() <= reach[f][1] + slack, (case, f, np.degrees(bent[f][frames].max()))
+            after = bent[f][i_s + 1:]  # the window, the lock's let-go, and dst's own frames after them
+            assert after.min() >= reach[f][0] - slack, (case, f, np.degrees(after.min()))
+            assert after.max() <= reach[f][1] + slack, (case, f, np.degrees(after.max()))
+            assert flexion_step(bent[f], i_s) <= snap, (case, f, flexion_step(bent[f], i_s) / snap * 2.0)
 
 
 def test_positions_blended_overshoot_where_the_travel_does_not():
