@@ -15,30 +15,15 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
 
-from _bench import ROOT, machine, median_seconds
+from _bench import ROOT, machine, median_seconds, turns
 
 import build
 
 TARGETS = {"write": 50.0, "read": 20.0, "import": 10.0}
-
-
-def median_times_interleaved(fns, repeat: int = 5, setup=None) -> list[float]:
-    """Median seconds of each of `fns` over `repeat` rounds, taking turns (a, b, a, b, ...) so
-    both see the same machine and memory state; `setup()` runs before each call, untimed."""
-    times: list[list[float]] = [[] for _ in fns]
-    for _ in range(repeat):
-        for fn, runs in zip(fns, times, strict=True):
-            if setup is not None:
-                setup()
-            t0 = time.perf_counter()
-            fn()
-            runs.append(time.perf_counter() - t0)
-    return [statistics.median(runs) for runs in times]
 
 
 def blender_handles(stride, obj) -> int:
@@ -150,8 +135,8 @@ def inside_blender() -> int:
         bpy.ops.import_anim.bvh(filepath=str(big), rotate_mode="QUATERNION")
 
     # Each import into an empty scene; emptying it (freeing the last import) is not the import.
-    t_stride_import, t_blender_import = median_times_interleaved([stride_import, blender_import],
-                                                                 setup=fresh)
+    t_stride_import, t_blender_import = np.median(turns([stride_import, blender_import], 5, setup=fresh),
+                                                  axis=0)
     # The ratio counts only with valid keys: BEZIER, with the handles Blender itself computes.
     fresh()
     stride_import()

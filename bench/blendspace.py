@@ -26,26 +26,17 @@ the detector puts on a whole frame stands for the span the foot landed in).
 from __future__ import annotations
 
 import itertools
-import os
-import platform
 import sys
 import warnings
-from collections.abc import Callable, Sequence
 from functools import partial
-from pathlib import Path
 
 import numpy as np
+from _bench import RATIO_HEADER, cpu_rounds, machine, ratio_row
+from fixtures import take_path
+from motion_checks import frames_apart
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-
-import motion_checks  # noqa: E402
-from _bench import cpu_rounds  # noqa: E402
-from fixtures import take_path  # noqa: E402
-
-from core import blendspace, bvh, contacts, footlock, sync  # noqa: E402
-from core.clip import Clip  # noqa: E402
+from core import blendspace, bvh, contacts, footlock, sync
+from core.clip import Clip
 
 ROUNDS = 15
 SECONDS = 60.0
@@ -54,17 +45,8 @@ BANDAI = [f"dataset-1_{gait}_normal_001" for gait in ("walk", "run", "dash")]
 CMU = ["02_01", "02_03"]
 
 
-def rounds(fns: Sequence[Callable[[], object]]) -> np.ndarray:
-    return cpu_rounds(fns, ROUNDS)
-
-
 def row(label: str, t: np.ndarray, fk: np.ndarray, target: float | None) -> tuple[str, bool]:
-    """A table row: times t and fk [ROUNDS] (seconds), the median ratio checked on target."""
-    ratio = float(np.median(t / fk))
-    ok = target is None or ratio <= target
-    goal = "(for information)" if target is None else f"<= {target:g}x {'ok' if ok else 'MISSED'}"
-    return (f"{label:<40}{np.median(fk) * 1e3:>8.1f}{np.median(t) * 1e3:>10.1f}{ratio:>7.2f}x"
-            f"{t.min() / fk.min():>7.2f}x  {goal}"), ok
+    return ratio_row(label, t, fk, target, 40)
 
 
 def loops(names: list[str]) -> list[Clip]:
@@ -100,7 +82,7 @@ def quality(label: str, gaits: list[Clip]) -> None:
             lo, hi = max(0, int((e - 1.0) * out.fps)), min(out.n_frames, int((e + 1.0) * out.fps) + 1)
             th = thresholds[int(np.argmin(np.abs(speeds - np.interp(e, *target))))]
             near = contacts.footsteps(out[lo:hi], thresholds=th)[foot] + lo / out.fps
-            distances.append(motion_checks.frames_apart(near, float(e), out.fps))
+            distances.append(frames_apart(near, float(e), out.fps))
     err = 100 * np.abs(errors)
     print(f"{label:<34}{len(errors):>7}{err.max():>10.2f}{np.median(err):>9.2f}"
           f"{max(distances):>12.2f}{np.median(distances):>9.2f}")
@@ -113,20 +95,19 @@ def fresh(gaits: list[Clip]) -> list[Clip]:
 
 def main() -> int:
     warnings.simplefilter("ignore")
-    print(f"blend_space vs FK of its output ({platform.processor() or platform.machine()}, {os.cpu_count()} "
-          f"cores, numpy {np.__version__}, load {os.getloadavg()[0]:.1f}); CPU time, {ROUNDS} rounds\n")
-    print(f"{'case':<40}{'FK ms':>8}{'case ms':>10}{'median':>8}{'min':>7}  target")
+    print(f"blend_space vs FK of its output ({machine()}); CPU time, {ROUNDS} rounds\n")
+    print(f"{'case':<40}{RATIO_HEADER}")
     good = True
     bandai, cmu = loops(BANDAI), loops(CMU)
     target = ramp(bandai)
     out = blendspace.blend_space(bandai, target, SECONDS)
     walk_run = (np.array([0.0, SECONDS]), np.array([0.0, 1.0]))
     planted = blendspace.blend_space_contacts(bandai, target, SECONDS)
-    t = rounds([out.fk, partial(blendspace.blend_space, bandai, target, SECONDS),
-                partial(blendspace.blend_space, bandai, target, SECONDS, lock_feet=True),
-                partial(sync.sync_blend, bandai[0], bandai[1], walk_run, SECONDS),
-                lambda: blendspace.blend_space(fresh(bandai), target, SECONDS),
-                partial(footlock.lock_feet, out, contacts=planted)])
+    t = cpu_rounds([out.fk, partial(blendspace.blend_space, bandai, target, SECONDS),
+                    partial(blendspace.blend_space, bandai, target, SECONDS, lock_feet=True),
+                    partial(sync.sync_blend, bandai[0], bandai[1], walk_run, SECONDS),
+                    lambda: blendspace.blend_space(fresh(bandai), target, SECONDS),
+                    partial(footlock.lock_feet, out, contacts=planted)], ROUNDS)
     title = f"Bandai walk>run>dash, {out.n_frames:,} fr"
     for i, (label, key) in enumerate(((title, "plain"), ("  with lock_feet", "lock_feet")), start=1):
         line, ok = row(label, t[:, i], t[:, 0], TARGETS[key])
@@ -137,8 +118,8 @@ def main() -> int:
     print(row("  lock_feet alone, contacts given", t[:, 5], t[:, 0], None)[0])
     target = ramp(cmu)
     out = blendspace.blend_space(cmu, target, SECONDS)
-    t = rounds([out.fk, partial(blendspace.blend_space, cmu, target, SECONDS),
-                partial(blendspace.blend_space, cmu, target, SECONDS, lock_feet=True)])
+    t = cpu_rounds([out.fk, partial(blendspace.blend_space, cmu, target, SECONDS),
+                    partial(blendspace.blend_space, cmu, target, SECONDS, lock_feet=True)], ROUNDS)
     print(row(f"CMU 02_01>02_03, {out.n_frames:,} fr", t[:, 1], t[:, 0], None)[0])
     print(row("  with lock_feet", t[:, 2], t[:, 0], None)[0])
 

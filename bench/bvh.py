@@ -21,7 +21,7 @@ pybvh take turns run by run, so that contention hits both alike; a slow library'
 (marked *) once its runs took 3 s.
 Every library's local rotations, position channels and world positions over the first 60 frames
 are compared with Stride's; a cell that disagrees is marked '!'. A library that raises on a file
-shows FAILS, and the notes say what it raised. Targets (README): Stride load >= 1.0x pybvh's MB/s
+shows FAILS, and the notes say what it raised. Targets (docs/benchmarks.md): Stride load >= 1.0x pybvh's MB/s
 (median and best) on the CMU files and the 10,000-frame file; loads >= 40 MB/s; FK of 10,000
 frames x 31 joints <= 0.1 s. Ratios hold for this machine and this run only. No asserts: it
 prints what it measured.

@@ -8,7 +8,7 @@ fresh process each time (interpreter start and imports included, as a user pays 
 engine with `--workers 1` (serial) and `--workers 2` (a spawn pool); `--engine dask --workers 2`
 (a LocalCluster of 2 single-threaded worker processes, started and stopped by the run); and
 `--engine dask --scheduler ADDRESS` on a LocalCluster of 2 workers this script keeps running
-(what a long-lived cluster costs; its workers set up as the README's Dask config file sets
+(what a long-lived cluster costs; its workers set up as docs/batch.md's Dask config file sets
 them). Median and best of the rounds, engines taking turns (the best is the round least
 disturbed by other work on a shared machine). Targets: 2 local workers >=
 1.7x one on a 2-core machine; Dask within 20 % of the local pool. CPU seconds of the local runs
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import resource
 import shutil
 import statistics
@@ -29,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _bench import ROOT, cpu_model
+from _bench import ROOT, machine
 
 COPIES = 24
 
@@ -88,7 +87,7 @@ def main() -> int:
 
         from core.dataset import LOCAL_CLUSTER_CONFIG
 
-        with dask_config.set(LOCAL_CLUSTER_CONFIG):  # as the README sets up a long-running cluster
+        with dask_config.set(LOCAL_CLUSTER_CONFIG):  # as docs/batch.md sets up a long-running cluster
             cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
         with cluster, Client(cluster) as client:
             client.wait_for_workers(2)
@@ -101,8 +100,8 @@ def main() -> int:
                 loads.append(os.getloadavg()[0])
 
     print(f"dataset export, {n} files (CMU + Bandai x {COPIES}), {args.rounds} rounds, engines taking "
-          f"turns; {os.cpu_count()} CPUs, load average {min(loads):.2f}-{max(loads):.2f} "
-          f"(other work shares these cores), {cpu_model()}, Python {platform.python_version()}")
+          f"turns; {machine()}, load average over the rounds {min(loads):.2f}-{max(loads):.2f} "
+          "(other work shares these cores)")
     for label, pick in (("median", statistics.median), ("best", min)):
         best = {k: pick(v) for k, v in times.items()}
         one, pool = best["local, 1 worker"], best["local, 2 workers"]

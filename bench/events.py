@@ -14,12 +14,11 @@ with Gaussian noise of 0.05 on sin and cos (a network's prediction), centred and
 
 from __future__ import annotations
 
-import time
 import warnings
 from collections.abc import Callable
 
 import numpy as np
-from _bench import machine
+from _bench import machine, turns
 
 from core import events
 
@@ -48,15 +47,8 @@ def tracks(times: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def median_seconds(*fns: Callable[[], object]) -> list[float]:
-    """Median wall time of each function over RUNS rounds, interleaved so that all see the same
-    machine load."""
-    runs: list[list[float]] = [[] for _ in fns]
-    for _ in range(RUNS):
-        for fn, out in zip(fns, runs, strict=True):
-            t0 = time.perf_counter()
-            fn()
-            out.append(time.perf_counter() - t0)
-    return [float(np.median(r)) for r in runs]
+    """Median wall time of each function over RUNS rounds, taking turns."""
+    return [float(t) for t in np.median(turns(fns, RUNS), axis=0)]
 
 
 def main() -> int:

@@ -18,13 +18,11 @@ round's FK, and the ratio of the fastest runs of each (the target is checked on 
 from __future__ import annotations
 
 import sys
-import time
 import warnings
-from collections.abc import Callable, Sequence
 from functools import partial
 
 import numpy as np
-from _bench import long_take, machine
+from _bench import RATIO_HEADER, cpu_rounds, long_take, machine, ratio_row
 from fixtures import take_path
 
 from core import bvh, contacts, footlock, quat, skeleton, transition
@@ -35,20 +33,6 @@ FRAMES = 10_000
 # Issue 36's targets (the foot-locking issue's were 1x given): at most 2.5x FK with the contacts
 # given, 3x detecting them.
 TARGETS = {"given": 2.5, "detected": 3.0, "transition": 3.0}
-
-
-def cpu_seconds(fn: Callable[[], object]) -> float:
-    t0 = time.process_time()
-    fn()
-    return time.process_time() - t0
-
-
-def rounds(fns: Sequence[Callable[[], object]]) -> np.ndarray:
-    """[ROUNDS, len(fns)] CPU seconds, the functions taking turns in each round (one untimed
-    call of each first)."""
-    for fn in fns:
-        fn()
-    return np.array([[cpu_seconds(fn) for fn in fns] for _ in range(ROUNDS)])
 
 
 def chain_fk(clip: Clip) -> object:
@@ -64,28 +48,24 @@ def output_copies(clip: Clip) -> Clip:
 
 
 def row(label: str, t: np.ndarray, fk: np.ndarray, target: float | None) -> tuple[str, bool]:
-    """A table row: times t and fk [ROUNDS] (seconds), the median ratio checked on target."""
-    ratio = float(np.median(t / fk))
-    ok = target is None or ratio <= target
-    goal = "(for information)" if target is None else f"<= {target}x {'ok' if ok else 'MISSED'}"
-    return (f"{label:<32}{np.median(fk) * 1e3:>9.1f}{np.median(t) * 1e3:>10.1f}{ratio:>7.2f}x"
-            f"{t.min() / fk.min():>7.2f}x  {goal}"), ok
+    return ratio_row(label, t, fk, target, 33)
 
 
 def main() -> int:
     warnings.simplefilter("ignore", footlock.FootLockWarning)
     print(f"lock_feet on {FRAMES:,} frames vs FK ({machine()}); CPU time, "
           f"{ROUNDS} rounds\n")
-    print(f"{'case':<32}{'FK ms':>9}{'case ms':>10}{'median':>8}{'min':>7}  target")
+    print(f"{'case':<33}{RATIO_HEADER}")
     good = True
     takes = (("CMU 09_12", take_path("09_12")), ("Bandai walk", take_path("dataset-1_walk_normal_001")))
     for label, path in takes:
         clip = long_take(bvh.load(path), FRAMES)
         clip.body  # noqa: B018
         planted = contacts.contacts(clip)
-        t = rounds([clip.fk, partial(contacts.contacts, clip),
-                    partial(footlock.lock_feet, clip, contacts=planted), partial(footlock.lock_feet, clip),
-                    partial(chain_fk, clip), partial(output_copies, clip)])
+        t = cpu_rounds([clip.fk, partial(contacts.contacts, clip),
+                        partial(footlock.lock_feet, clip, contacts=planted),
+                        partial(footlock.lock_feet, clip), partial(chain_fk, clip),
+                        partial(output_copies, clip)], ROUNDS)
         print(row(f"{label} x, detection", t[:, 1], t[:, 0], None)[0])
         for i, case in ((2, "given"), (3, "detected")):
             line, ok = row(f"{label} x, contacts {case}", t[:, i], t[:, 0], TARGETS[case])
@@ -97,8 +77,8 @@ def main() -> int:
     src.body, dst.body  # noqa: B018
     ts, td = 40.0, 20.0
     out = transition.dead_blend(src, dst, ts, td, 0.3)
-    t = rounds([out.fk, partial(transition.dead_blend, src, dst, ts, td, 0.3),
-                partial(transition.dead_blend, src, dst, ts, td, 0.3, lock_feet=True)])
+    t = cpu_rounds([out.fk, partial(transition.dead_blend, src, dst, ts, td, 0.3),
+                    partial(transition.dead_blend, src, dst, ts, td, 0.3, lock_feet=True)], ROUNDS)
     print(row("dead blend, 02_01 x > 02_03 x", t[:, 1], t[:, 0], TARGETS["transition"])[0])
     line, ok = row("  with lock_feet", t[:, 2], t[:, 0], TARGETS["transition"])
     good &= ok

@@ -16,16 +16,14 @@ from __future__ import annotations
 import math
 import sys
 import warnings
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+from _bench import machine  # first: it puts the repo and tests/ on the path
 
-import motion_checks as M  # noqa: E402
-from fixtures import CMU, take_path  # noqa: E402
+# isort: split
+import motion_checks as M
+from fixtures import CMU, take_path
 
-from core import bvh, contacts, footlock  # noqa: E402
+from core import bvh, contacts, footlock
 
 BANDAI = ["dash_normal_001", "run_happy_001", "run_normal_001", "run_tired_001", "walk-back_normal_001",
           "walk-left_normal_001", "walk-right_normal_001", "walk_happy_001", "walk_normal_001",
@@ -81,6 +79,7 @@ def lock_row(src, masks, lower: bool, axes, base: M.Legs) -> tuple[float, ...]:
 
 
 def main(names: list[str]) -> int:
+    print(f"locked legs and contacts, take by take ({machine()})\n")
     print(f"{'take':<30}{'agree':>6}{'spread':>7}{'down':>6}{'?':>2} | "
           "case       past  step   acc  slip  sink w")
     for name in names or TAKES:

@@ -23,7 +23,7 @@ import warnings
 from functools import partial
 
 import numpy as np
-from _bench import cpu_rounds, machine
+from _bench import RATIO_HEADER, cpu_rounds, machine, ratio_row
 from fixtures import take_path
 
 from core import blendspace, bvh, contacts, footlock, path, root, sync
@@ -58,11 +58,7 @@ def s_curve(length: float, up: np.ndarray, meters_per_unit: float, per_meter: in
 
 
 def row(label: str, t: np.ndarray, fk: np.ndarray, target: float | None) -> tuple[str, bool]:
-    ratio = float(np.median(t / fk))
-    ok = target is None or ratio <= target
-    goal = "(for information)" if target is None else f"<= {target:g}x {'ok' if ok else 'MISSED'}"
-    return (f"{label:<44}{np.median(fk) * 1e3:>8.1f}{np.median(t) * 1e3:>10.1f}{ratio:>7.2f}x"
-            f"{t.min() / fk.min():>7.2f}x  {goal}"), ok
+    return ratio_row(label, t, fk, target, 44)
 
 
 def main() -> int:
@@ -81,7 +77,7 @@ def main() -> int:
     planted = contacts.contacts(straight, split_slides=False)
     print(f"{length:.1f} m of S-curve ({RADIUS:g} m arcs), {slow:.2f} -> {fast:.2f} -> {slow:.2f} m/s: "
           f"{out.n_frames:,} frames x {out.n_joints} joints ({out.duration:.1f} s)\n")
-    print(f"{'case':<44}{'FK ms':>8}{'case ms':>10}{'median':>8}{'min':>7}  target")
+    print(f"{'case':<44}{RATIO_HEADER}")
     t = cpu_rounds([out.fk, partial(path.follow, gaits, points, speed),
                     partial(path.follow, gaits, points, speed, lock_feet=False),
                     partial(blendspace.blend_space, gaits, ramp, out.duration),

@@ -185,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("input", help="IN.bvh or IN.blend")
     add_options(ev, EventOptions, FootstepOptions)
     ds = sub.add_parser(
-        "export-dataset", help="training data: one .npz per BVH clip (see the README schema)",
+        "export-dataset", help="training data: one .npz per BVH clip (see docs/api.md for the schema)",
         description="Export BVH files or folders to one .npz per clip (rotations, world positions, "
                     "contacts, phase, event encodings). Resumable; a bad file is reported and skipped.")
     ds.add_argument("inputs", nargs="+", help="BVH files or folders (searched recursively)")

@@ -189,6 +189,8 @@ class Clip:
         read from names, the hierarchy and the animated pose on first use; settable, e.g. to
         `body.find(clip, feet={"L": "LeftFoot", "R": "RightFoot"})`."""
         if self._body is None:
+            # The one import cycle the core allows (tests/core/test_code_rules.py): the body map
+            # reads clips, and a clip reads its body map on first use.
             from .body import find
 
             self._body = find(self)

@@ -191,7 +191,7 @@ def step_seconds(clip: Clip) -> float | None:
     return float(np.median(np.diff(passes))) / clip.fps
 
 
-def _contacts_keeping_fk(clip: Clip) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+def contacts_keeping_fk(clip: Clip) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """contacts(clip) with its defaults, and the FK of the feet it read over every frame (see
     `_seen`; empty when the take is too short to read): `footlock.lock_feet` reuses it."""
     fk: dict[str, Any] = {}
@@ -471,7 +471,7 @@ def _seen(clip: Clip, points: Mapping[str, tuple[list[int], list[int]]],
             for i, j in enumerate(index[joints]):
                 p[:, i] = pos[j, :, :n].T
             for i, (e, j) in enumerate(zip(sites, index[clip.end_parents[sites]], strict=True)):
-                tip = quat._rot_c(*rot[j, :, :n], *clip.end_offsets[e])
+                tip = quat.mul_vec_components(*rot[j, :, :n], *clip.end_offsets[e])
                 for c in range(3):
                     p[:, len(joints) + i, c] = pos[j, c, :n] + tip[c]
             p *= m

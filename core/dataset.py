@@ -190,7 +190,7 @@ def _body_partners(clip: Clip) -> np.ndarray:
 
 def quality(clip: Clip, world_rot: np.ndarray, world_pos: np.ndarray, planted: Mapping[str, np.ndarray],
             steps: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The quality flags of one take as `quality_*` arrays (see the README)."""
+    """The quality flags of one take as `quality_*` arrays (docs/api.md, training data)."""
     ms = clip.motion_start
     meters = clip.meters_per_unit
     found = bool(clip.body.feet)
@@ -297,7 +297,7 @@ def excluded_by(take_flags: dict[str, Any], rules: Sequence[str]) -> str | None:
 
 
 def clip_arrays(path: str | os.PathLike[str], settings: Settings = Settings()) -> dict[str, np.ndarray]:
-    """The arrays one take exports to (see the README's dataset schema)."""
+    """The arrays one take exports to (docs/api.md, training data)."""
     path = Path(path)
     source = path.read_bytes()
     licence = licence_of(path)
@@ -599,7 +599,7 @@ def glob_escape(name: str) -> str:
 
 
 def manifest(out_dir: str | os.PathLike[str]) -> dict[str, Any]:
-    """The manifest of a dataset folder, read from its .npz files alone (see the README)."""
+    """The manifest of a dataset folder, read from its .npz files alone (docs/api.md, training data)."""
     takes, unreadable = [], []
     for path in sorted(Path(out_dir).glob("*.npz")):
         try:
@@ -698,9 +698,6 @@ class ProgressBar:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["pack"]:
-        from .pack import main as pack_main  # imported here: pack imports this module
-        return pack_main(argv[1:])
     if argv[:1] == ["manifest"]:
         if len(argv) != 2 or not Path(argv[1]).is_dir():
             print("usage: python -m core.dataset manifest DIR (a dataset folder)", file=sys.stderr)
@@ -721,8 +718,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--exclude", metavar="RULE", action="append", default=[],
                         help="drop takes by their flags: no-feet, static, airborne, no-licence, "
                              "skating>X, planted<X, cadence<X, steps<X (repeatable)")
-    parser.add_argument("--window", type=float, default=0.5, help="event encoding window, seconds")
-    parser.add_argument("--sigma", type=float, default=1 / 120, help="event smoothing, seconds")
+    parser.add_argument("--window", type=float, default=Settings.window,
+                        help="event encoding window, seconds")
+    parser.add_argument("--sigma", type=float, default=Settings.sigma, help="event smoothing, seconds")
     parser.add_argument("--speed", type=speed_arg, default=None, metavar="auto|M",
                         help="foot contact speed in m/s, or auto (default): from the body and the take")
     parser.add_argument("--feet", metavar="LEFT,RIGHT",
@@ -769,4 +767,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["pack"]:
+        # Run as `python -m core.dataset`, this file is module __main__: pack's import of
+        # core.dataset loads it as a module of its own, so the two make no cycle.
+        from .pack import main as pack_main
+
+        sys.exit(pack_main(sys.argv[2:]))
     sys.exit(main())

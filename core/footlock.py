@@ -256,7 +256,7 @@ def _heel_up(leg: _Leg, up: Array, planted: np.ndarray, target: Array, Q: Array,
     tip = P[int(np.argmax(np.einsum("kc,kc->k", d, d)))][:, at] + (target[:, at] - src)
     t, q, tipped = _roll(t, q, tip, hip, src, np.maximum(left, 0.0), up, TIP_MAX)
     target[:, at], Q[:, at] = t, q
-    total[:, at] = np.stack(quat._mul_c(*tipped, *turn[:, at]))
+    total[:, at] = np.stack(quat.mul_components(*tipped, *turn[:, at]))
     return target, Q, turn, total
 
 
@@ -287,7 +287,8 @@ def _roll(target: Array, ankle_rot: Array, tip: Array, hip: Array, src: Array, r
     beta = np.where((size > 1e-6 * lv) & (phi > 0.0), np.clip(beta, 0.0, cap), 0.0)
     s = np.sin(0.5 * beta)
     turn = np.stack([np.cos(0.5 * beta), a[0] * s, a[1] * s, a[2] * s])
-    return (tip + np.stack(quat._rot_c(*turn, *v)), np.stack(quat._mul_c(*turn, *ankle_rot)), turn)
+    return (tip + np.stack(quat.mul_vec_components(*turn, *v)),
+            np.stack(quat.mul_components(*turn, *ankle_rot)), turn)
 
 
 def _fades(starts: np.ndarray, stops: np.ndarray, T: int, after: Array, far: Array, fps: float,
@@ -404,7 +405,7 @@ def _knee(gp: Array, gr: Array, index: np.ndarray, leg: _Leg, start: int,
         # knee's local rotations alone (one rotation a frame, no world frames).
         lq, thigh, shin = knee_local
         shin = shin[:, first:] if shin.shape[1] > 1 else shin
-        cb = np.stack(quat._rot_c(*(x[first:] for x in lq), *shin))
+        cb = np.stack(quat.mul_vec_components(*(x[first:] for x in lq), *shin))
         ab = thigh[:, first:] if thigh.shape[1] > 1 else thigh
         n = np.cross(ab, cb, axis=0)
         local = n.sum(axis=1)
@@ -416,10 +417,10 @@ def _knee(gp: Array, gr: Array, index: np.ndarray, leg: _Leg, start: int,
     ab, cb = a - b, c - b
     n = np.cross(ab, cb, axis=0)
     q = gr[index[leg.hip], :, first:]
-    local = np.stack(quat._rot_c(q[0], -q[1], -q[2], -q[3], n[0], n[1], n[2])).sum(axis=1)
+    local = np.stack(quat.mul_vec_components(q[0], -q[1], -q[2], -q[3], n[0], n[1], n[2])).sum(axis=1)
     size = np.sqrt(local @ local)
     hinge = local / size if size > 0.0 else np.array([1.0, 0.0, 0.0])
-    h = np.stack(quat._rot_c(q[0], q[1], q[2], q[3], *hinge))
+    h = np.stack(quat.mul_vec_components(q[0], q[1], q[2], q[3], *hinge))
     flexion = np.arctan2(np.einsum("cn,cn->n", n, h), -np.einsum("cn,cn->n", ab, cb))
     return hinge, float(flexion.min()), np.concatenate([np.full(first, np.inf), flexion])
 
@@ -503,9 +504,9 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
     clip.body.check_legs(clip.name)
     fk: dict[str, Any] = {}
     if contacts is None:
-        from .contacts import _contacts_keeping_fk
+        from .contacts import contacts_keeping_fk
 
-        contacts, fk = _contacts_keeping_fk(clip)  # and the feet's FK it did, reused below
+        contacts, fk = contacts_keeping_fk(clip)  # and the feet's FK it did, reused below
     T = clip.n_frames
     masks = {}
     for side, mask in contacts.items():
@@ -589,7 +590,7 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
             d = drop[f] * up[:, None]
             a = np.take(gp[index[leg.ankle]], f, axis=1)
             lift = (target - h.ankle)[:, h.last][:, owner]
-            rot = np.stack(quat._mul_c(*_scaled(h.total[:, h.last][:, owner], w[0]),
+            rot = np.stack(quat.mul_components(*_scaled(h.total[:, h.last][:, owner], w[0]),
                                        *np.take(gr[index[leg.ankle]], f, axis=1)))
             fhip = np.take(gp[index[leg.hip]], f, axis=1) - d
             parts.append((f, _within(a + w * lift, fhip, a - d, reach[side][h.last][owner]), rot,
@@ -642,10 +643,10 @@ def _points(clip: Clip, leg: _Leg, side: str, index: np.ndarray, gr: Array, gp: 
         o = int(clip.end_parents[site])
         if o not in rot_at:
             rot_at[o] = np.take(gr[index[o]], planted, axis=1)
-        tip = quat._rot_c(*rot_at[o], *clip.end_offsets[site])
+        tip = quat.mul_vec_components(*rot_at[o], *clip.end_offsets[site])
         pts.append(np.stack([pos[o][c] + tip[c] for c in range(3)]))
     if len(pts) < 2:
-        ahead = quat._rot_c(*Q, *clip.forward)
+        ahead = quat.mul_vec_components(*Q, *clip.forward)
         pts = [A, np.stack([A[c] + ahead[c] for c in range(3)])]
     return np.stack(pts)
 
@@ -715,16 +716,16 @@ def _solve_leg(clip: Clip, leg: _Leg, s: _Side, knee: _Knee, index: np.ndarray, 
         return np.take(gr[index[j]], frames, axis=1)
 
     hip_rot, knee_rot = world(leg.hip), world(leg.knee)
-    hinge = quat._rot_c(*_q4(hip_rot), *knee.hinge)
+    hinge = quat.mul_vec_components(*_q4(hip_rot), *knee.hinge)
     got = ik.solve(_v3(s.hip), _v3(s.knee), _v3(s.ankle), _q4(hip_rot), _q4(knee_rot), _v3(s.target),
                    bend=np.stack(hinge, axis=-1), min_flexion=knee.straightest, soft=False)
     # Back to locals: the hip's parent is as it was, the knee's parent swung with the thigh.
     p_hip = world(int(clip.parents[leg.hip]))
     p_knee = hip_rot if clip.parents[leg.knee] == leg.hip else world(int(clip.parents[leg.knee]))
     k = got.knee
-    for j, q in ((leg.hip, quat._mul_c(p_hip[0], -p_hip[1], -p_hip[2], -p_hip[3], *got.hip)),
-                 (leg.knee, quat._mul_c(p_knee[0], -p_knee[1], -p_knee[2], -p_knee[3], *got.opened)),
-                 (leg.ankle, quat._mul_c(k[0], -k[1], -k[2], -k[3], *_q4(s.rot)))):
+    for j, q in ((leg.hip, quat.mul_components(p_hip[0], -p_hip[1], -p_hip[2], -p_hip[3], *got.hip)),
+                 (leg.knee, quat.mul_components(p_knee[0], -p_knee[1], -p_knee[2], -p_knee[3], *got.opened)),
+                 (leg.ankle, quat.mul_components(k[0], -k[1], -k[2], -k[3], *_q4(s.rot)))):
         local = lrot[index[j]]
         new = np.stack(q)
         # (unit as they are, products of unit rotations: on the side of the source's keys)
@@ -737,10 +738,10 @@ def _solve_leg(clip: Clip, leg: _Leg, s: _Side, knee: _Knee, index: np.ndarray, 
         at, t = frames[turned], s.turn[:, turned]
         local = lrot[index[leg.ball]]
         Q = np.take(gr[index[leg.ankle]], at, axis=1)
-        RQ = quat._mul_c(*t, *Q)
-        rel = quat._mul_c(RQ[0], -RQ[1], -RQ[2], -RQ[3], *Q)
+        RQ = quat.mul_components(*t, *Q)
+        rel = quat.mul_components(RQ[0], -RQ[1], -RQ[2], -RQ[3], *Q)
         old = np.take(local, at, axis=1)
-        new = _unit_near(np.stack(quat._mul_c(*rel, *old)), old)
+        new = _unit_near(np.stack(quat.mul_components(*rel, *old)), old)
         for c in range(4):
             local[c][at] = new[c]
 
@@ -756,7 +757,7 @@ def _let_go(clip: Clip, leg: _Leg, fade: np.ndarray, lift: np.ndarray, weight: A
     for j in (leg.hip, leg.knee, leg.ankle) + ((leg.ball,) if toes and leg.ball is not None else ()):
         local = lrot[index[j]]
         v = _log(np.take(local, lifts, axis=1), clip.rotations[lifts, j].T)[:, owner] * weight
-        new = np.stack(quat._mul_c(*_exp(v), *np.take(local, fade, axis=1)))
+        new = np.stack(quat.mul_components(*_exp(v), *np.take(local, fade, axis=1)))
         if j == leg.knee and clip.parents[leg.knee] == leg.hip:
             # (only where the correction could take the knee past it: it turns the knee by no
             # more than its angle)
@@ -766,7 +767,7 @@ def _let_go(clip: Clip, leg: _Leg, fade: np.ndarray, lift: np.ndarray, weight: A
                 thigh, shin = (x if x.shape[1] == 1 else np.take(x, at, axis=1)
                                for x in (knee.thigh, knee.shin))
                 h = np.sin(-0.5 * np.maximum(knee.straightest - _flexion(q, thigh, shin, hinge), 0.0))
-                new[:, near] = np.stack(quat._mul_c(np.sqrt(1.0 - h * h), hinge[0] * h, hinge[1] * h,
+                new[:, near] = np.stack(quat.mul_components(np.sqrt(1.0 - h * h), hinge[0] * h, hinge[1] * h,
                                                     hinge[2] * h, *q))
         for c in range(4):
             local[c][fade] = new[c]
@@ -855,7 +856,7 @@ def _limit_steps(src: Array, joints: np.ndarray, dq: Array, out: Array, rows: np
         o_at, s_at = at(k)
         o = [np.take(out_flat, o_at + c * T) for c in range(4)]
         s = [np.take(src_flat, s_at + c) for c in range(4)]
-        return np.stack(quat._mul_c(o[0], o[1], o[2], o[3], s[0], -s[1], -s[2], -s[3]))
+        return np.stack(quat.mul_components(o[0], o[1], o[2], o[3], s[0], -s[1], -s[2], -s[3]))
 
     def angle(x: Array, y: Array) -> Array:
         """Angles of the rotations taking x to y ([4, N] each)."""
@@ -892,7 +893,7 @@ def _limit_steps(src: Array, joints: np.ndarray, dq: Array, out: Array, rows: np
     short &= ~loose
     even = 1e-3 * limit[a // n]  # added to each frame's room
     # The turn from ca to cb, the shorter way: half angle and axis.
-    tw, tx, ty, tz = quat._mul_c(cb[0], cb[1], cb[2], cb[3], ca[0], -ca[1], -ca[2], -ca[3])
+    tw, tx, ty, tz = quat.mul_components(cb[0], cb[1], cb[2], cb[3], ca[0], -ca[1], -ca[2], -ca[3])
     sin = np.sqrt(tx * tx + ty * ty + tz * tz)
     half = np.arctan2(sin, np.abs(tw))
     axis = np.stack([tx, ty, tz]) * (np.where(tw < 0.0, -1.0, 1.0) / np.where(sin > 0.0, sin, 1.0))
@@ -901,10 +902,10 @@ def _limit_steps(src: Array, joints: np.ndarray, dq: Array, out: Array, rows: np
     x = cum / np.where(whole > 0.0, whole, 1.0)[win] * (reach * half)[win]
     s = np.sin(x)
     ax = np.take(axis, win, axis=1)
-    h = quat._mul_c(np.cos(x), ax[0] * s, ax[1] * s, ax[2] * s, *np.take(ca, win, axis=1))
+    h = quat.mul_components(np.cos(x), ax[0] * s, ax[1] * s, ax[2] * s, *np.take(ca, win, axis=1))
     o_at, s_at = at(f)
     r = np.stack([np.take(src_flat, s_at + c) for c in range(4)])
-    for c, value in enumerate(_unit_near(np.stack(quat._mul_c(*h, r[0], r[1], r[2], r[3])), r)):
+    for c, value in enumerate(_unit_near(np.stack(quat.mul_components(*h, r[0], r[1], r[2], r[3])), r)):
         out_flat[o_at + c * T] = value
 
 
@@ -919,14 +920,14 @@ def _translation(clip: Clip, joint: int, frames: np.ndarray | None = None) -> Ar
 def _flexion(knee: Array, thigh: Array, shin: Array, hinge: Array) -> Array:
     """[N] a knee's signed flexion (radians) from its local rotations [4, N], in the thigh's
     frame: thigh [3, N] from the knee to the hip, shin [3, N] the ankle's offset, hinge [3]."""
-    cb = np.stack(quat._rot_c(*knee, *shin))
+    cb = np.stack(quat.mul_vec_components(*knee, *shin))
     n = np.cross(thigh, cb, axis=0)
     return np.arctan2(hinge @ n, -(thigh * cb).sum(axis=0))
 
 
 def _log(new: Array, src: Array) -> Array:
     """[3, N] the rotation vector (axis times angle) of the correction new inv(src), each [4, N]."""
-    c = np.stack(quat._mul_c(new[0], new[1], new[2], new[3], src[0], -src[1], -src[2], -src[3]))
+    c = np.stack(quat.mul_components(new[0], new[1], new[2], new[3], src[0], -src[1], -src[2], -src[3]))
     c *= np.where(c[0] < 0.0, -1.0, 1.0)
     sin = np.sqrt(c[1] * c[1] + c[2] * c[2] + c[3] * c[3])
     return c[1:] * (2.0 * np.arctan2(sin, c[0]) / np.where(sin > 0.0, sin, 1.0))

@@ -152,7 +152,7 @@ def _between_units(u: Vec, v: Vec) -> Quat:
     uv = (u[0] + v[0], u[1] + v[1], u[2] + v[2])
     w = 0.5 * _dot(uv, uv)
     x, y, z = _cross(u, v)
-    opposite = np.sqrt(2.0 * w) < quat._OPPOSITE
+    opposite = np.sqrt(2.0 * w) < quat.OPPOSITE
     if opposite.any():
         # Half turn about the axis orthogonal to u and the basis axis least aligned with it.
         least = np.argmin(np.stack([np.abs(u[0]), np.abs(u[1]), np.abs(u[2])]), axis=0)
@@ -231,11 +231,11 @@ def _open_and_swing(axis: Vec, half: Array, a: Vec, ab: Vec, cb: Vec, ta: Vec, f
     points the ankle at the target (ta = target - hip, far = its length)."""
     s = np.sin(half)
     opening = (np.cos(half), axis[0] * s, axis[1] * s, axis[2] * s)
-    opened = quat._mul_c(*opening, *knee_rot)
-    c1 = _sub(quat._rot_c(*opening, *cb), ab)  # where the ankle goes, from the hip: b + R cb - a
+    opened = quat.mul_components(*opening, *knee_rot)
+    c1 = _sub(quat.mul_vec_components(*opening, *cb), ab)  # where the ankle goes, from the hip: b + R cb - a
     swing = _between(c1, ta)
-    hip_new = quat._mul_c(*swing, *hip_rot)
-    knee_new = quat._mul_c(*swing, *opened)
+    hip_new = quat.mul_components(*swing, *hip_rot)
+    knee_new = quat.mul_components(*swing, *opened)
     # The swing turns c1 onto the target's direction: the ankle is that far along it (at c1
     # where the target is at the hip, whose swing is none).
     along = np.sqrt(_dot(c1, c1)) / np.where(far > 0.0, far, 1.0)

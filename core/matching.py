@@ -23,7 +23,7 @@ import numpy.typing as npt
 from . import contacts as steps
 from . import quat
 from .clip import Clip
-from .root import floor_axes, heading, trajectory, yaw_quat
+from .root import STILL_MPS, STRIDE_SECONDS, floor_axes, heading, trajectory, yaw_quat
 
 Array = npt.NDArray[np.float64]
 
@@ -40,11 +40,9 @@ def _facing(clip: Clip, frames: np.ndarray) -> Array:
     """[n] the heading re-anchoring aligns at each frame (radians): the root's direction of travel
     over the stride before it (the first stride for early frames), its mean heading there when it
     barely moves (as `transition` re-anchors)."""
-    from .transition import _STILL_MPS, _STRIDE_SECONDS
-
     traj = trajectory(clip)
     first = clip.motion_start
-    n = min(round(_STRIDE_SECONDS * clip.fps), clip.n_frames - 1 - first)
+    n = min(round(STRIDE_SECONDS * clip.fps), clip.n_frames - 1 - first)
     a = np.clip(frames - n, first, None)
     b = a + n
     chord = traj.position[b] - traj.position[a]
@@ -52,7 +50,7 @@ def _facing(clip: Clip, frames: np.ndarray) -> Array:
     travel = np.arctan2(chord @ side, chord @ fwd)
     cum = np.concatenate([[0.0], np.cumsum(traj.heading)])
     mean = (cum[b + 1] - cum[a]) / (n + 1)
-    still = np.linalg.norm(chord, axis=-1) * clip.meters_per_unit < _STILL_MPS * max(n, 1) / clip.fps
+    still = np.linalg.norm(chord, axis=-1) * clip.meters_per_unit < STILL_MPS * max(n, 1) / clip.fps
     return np.where(still | (n < 1), mean, travel)
 
 

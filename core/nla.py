@@ -26,7 +26,6 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-EXTENDS = ("HOLD", "HOLD_FORWARD", "NOTHING")
 # Influence within this of 1 is full (Blender stores blend times and frames as float32).
 _FULL = 1e-6
 

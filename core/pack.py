@@ -7,7 +7,7 @@ Windows of N frames every K frames from each take's `motion_start`, features in 
 frame, a split by take (or by group) so no take has windows on both sides, optional mirrored
 windows, written as a few large .npz files per split (`train-000.npz`, `val-000.npz`, every array
 `[windows, N, ...]`) and `manifest.json` with shapes, settings, sources and the training split's
-per-feature mean and std. Schema in the README ("Packs for training").
+per-feature mean and std. Schema in docs/api.md ("Packs for training").
 """
 
 from __future__ import annotations

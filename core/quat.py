@@ -31,7 +31,7 @@ _LOCK = 1e-14
 
 # |u + v| under which between() treats u and v as opposite: the shortest arc's axis is then
 # ill-conditioned (axis error ~ 1e-16 / |u + v|), so balance it against the fallback's error.
-_OPPOSITE = 1e-8
+OPPOSITE = 1e-8
 
 
 def _f(x: npt.ArrayLike) -> Array:
@@ -43,7 +43,7 @@ def _parts(x: Array) -> tuple[Array, ...]:
     return tuple(x[..., i] for i in range(x.shape[-1]))
 
 
-def _mul_c(
+def mul_components(
     aw: Array, ax: Array, ay: Array, az: Array, bw: Array, bx: Array, by: Array, bz: Array
 ) -> tuple[Array, Array, Array, Array]:
     """Hamilton product on unpacked components (w, x, y, z) of a and b."""
@@ -55,7 +55,7 @@ def _mul_c(
     )
 
 
-def _rot_c(
+def mul_vec_components(
     qw: Array, qx: Array, qy: Array, qz: Array, vx: Array, vy: Array, vz: Array
 ) -> tuple[Array, Array, Array]:
     """R(q) v on unpacked components: v + w t + u x t with t = 2 u x v (u = vector part of q)."""
@@ -112,7 +112,7 @@ def normalize(q: npt.ArrayLike, eps: float = 1e-12, out: Array | None = None) ->
 def mul(q: npt.ArrayLike, p: npt.ArrayLike) -> Array:
     """Hamilton product q * p, `[..., 4]` x `[..., 4]`: rotates by p then q."""
     q, p = _f(q), _f(p)
-    return np.stack(_mul_c(*_parts(q), *_parts(p)), axis=-1)
+    return np.stack(mul_components(*_parts(q), *_parts(p)), axis=-1)
 
 
 def inv(q: npt.ArrayLike) -> Array:
@@ -124,7 +124,7 @@ def inv_mul(q: npt.ArrayLike, p: npt.ArrayLike) -> Array:
     """inv(q) * p, `[..., 4]`: p expressed relative to q (unit q)."""
     q, p = _f(q), _f(p)
     qw, qx, qy, qz = _parts(q)
-    return np.stack(_mul_c(qw, -qx, -qy, -qz, *_parts(p)), axis=-1)
+    return np.stack(mul_components(qw, -qx, -qy, -qz, *_parts(p)), axis=-1)
 
 
 def mul_inv(q: npt.ArrayLike, p: npt.ArrayLike) -> Array:
@@ -132,13 +132,13 @@ def mul_inv(q: npt.ArrayLike, p: npt.ArrayLike) -> Array:
     q, p = _f(q), _f(p)
     qw, qx, qy, qz = _parts(q)
     pw, px, py, pz = _parts(p)
-    return np.stack(_mul_c(qw, qx, qy, qz, pw, -px, -py, -pz), axis=-1)
+    return np.stack(mul_components(qw, qx, qy, qz, pw, -px, -py, -pz), axis=-1)
 
 
 def mul_vec(q: npt.ArrayLike, v: npt.ArrayLike) -> Array:
     """R(q) v for unit q `[..., 4]` and vectors v `[..., 3]` -> `[..., 3]`."""
     q, v = _f(q), _f(v)
-    return np.stack(_rot_c(*_parts(q), *_parts(v)), axis=-1)
+    return np.stack(mul_vec_components(*_parts(q), *_parts(v)), axis=-1)
 
 
 def hemi(q: npt.ArrayLike) -> Array:
@@ -498,7 +498,7 @@ def between(u: npt.ArrayLike, v: npt.ArrayLike) -> Array:
     # with u gives a well-conditioned one.
     helper = np.eye(3)[np.argmin(np.abs(u), axis=-1)]
     flip = np.concatenate([np.zeros((*u.shape[:-1], 1)), normalize(np.cross(u, helper))], axis=-1)
-    opposite = np.sqrt(2.0 * w) < _OPPOSITE
+    opposite = np.sqrt(2.0 * w) < OPPOSITE
     return normalize(np.where(opposite[..., None], flip, q))
 
 
@@ -551,9 +551,9 @@ def fk_components(lr: Array, lp: Array, parents: Sequence[int]) -> tuple[Array, 
             gr[j] = lr[j]
             gp[j] = lp[j]
             continue
-        for c, value in enumerate(_mul_c(*gr[p], *lr[j])):
+        for c, value in enumerate(mul_components(*gr[p], *lr[j])):
             gr[j, c] = value
-        for c, value in enumerate(_rot_c(*gr[p], *lp[j])):
+        for c, value in enumerate(mul_vec_components(*gr[p], *lp[j])):
             np.add(gp[p, c], value, out=gp[j, c])
     return gr, gp
 

@@ -160,6 +160,13 @@ def with_root_world_of(rotations: np.ndarray, positions: np.ndarray, parents: np
 
 # -- trajectory and residual ---------------------------------------------------------------------
 
+# Re-anchoring aligns the takes' travel over this long before a switch: about one walking stride,
+# over which the pelvis's swing (14-24 degrees a stride on Bandai takes) averages out.
+STRIDE_SECONDS = 1.0
+# A root slower than this (m/s) over a stride or a cycle does not travel: its facing says where it
+# heads (transitions, best_target_time and loops read it so).
+STILL_MPS = 0.2
+
 
 def lowpass(x: npt.ArrayLike, sigma: float) -> np.ndarray:
     """Gaussian low-pass over the first axis of `x` [T, ...], sigma in frames (0: a copy).

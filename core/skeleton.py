@@ -192,22 +192,3 @@ def chain_side(names: Sequence[str], joints: Sequence[int]) -> str | None:
     if n_right > n_left:
         return "R"
     return None
-
-
-def hip_line(parents: Sequence[int] | np.ndarray, offsets: np.ndarray,
-             left: Sequence[int], right: Sequence[int]) -> np.ndarray:
-    """Rest-pose vector from the left hip to the right hip.
-
-    The hip is the first joint of each leg chain that sits away from the branch point
-    (CMU's LHipJoint has a zero offset; LeftUpLeg is the hip).
-    """
-    rest = rest_positions(parents, offsets)
-
-    def hip(leg: Sequence[int]) -> np.ndarray:
-        base = rest[parents[leg[0]]] if parents[leg[0]] >= 0 else rest[leg[0]]
-        for j in leg:
-            if np.linalg.norm(rest[j] - base) > 1e-9:
-                return rest[j]
-        return rest[leg[-1]]
-
-    return hip(right) - hip(left)

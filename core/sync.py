@@ -45,6 +45,7 @@ import numpy.typing as npt
 from . import blend, contacts, footlock, knees, quat, resample, root, skeleton
 from .body import FeetSpec, with_feet
 from .clip import Clip
+from .root import STILL_MPS
 
 Array = npt.NDArray[np.float64]
 
@@ -224,7 +225,7 @@ def take_turn_rate(clip: Clip, marks: dict[str, np.ndarray] | None = None) -> fl
     for c in ends:
         a, b = round(c.start), min(round(c.stop), clip.n_frames - 1)
         chord = traj.position[b] - traj.position[a]
-        slow = np.linalg.norm(chord) * clip.meters_per_unit < _STILL_MPS * (b - a) / clip.fps
+        slow = np.linalg.norm(chord) * clip.meters_per_unit < STILL_MPS * (b - a) / clip.fps
         travel.append(math.nan if slow else math.atan2(float(chord @ side), float(chord @ fwd)))
         facing.append(float(np.mean(traj.heading[a:b + 1])))
     by_travel, by_facing = _wrap(travel[1] - travel[0]), facing[1] - facing[0]
@@ -235,10 +236,9 @@ def take_turn_rate(clip: Clip, marks: dict[str, np.ndarray] | None = None) -> fl
     return turn / span
 
 
-# A root slower than this (m/s) over a cycle does not travel; travel and facing turning by angles
-# this far apart (radians) are different gaits: the facing says how the take turns. A take whose
-# first and last whole cycles head less than _STRAIGHT apart walks straight.
-_STILL_MPS = 0.2
+# Travel and facing turning by angles this far apart (radians) are different gaits: the facing
+# says how the take turns (as it does for a root under root.STILL_MPS). A take whose first and last
+# whole cycles head less than _STRAIGHT apart walks straight.
 _SAME_GAIT = math.radians(45.0)
 _STRAIGHT = math.radians(5.0)
 
@@ -974,7 +974,7 @@ def blend_warped(gaits: Gaits, s: Warp, *, mask: npt.ArrayLike | None = None, an
         ranges = gaits.knee_ranges(int(first[a]), int(second[a]))
         rot[a:z] = knees.keep(rot[a:z], pos[a:z], ref.parents, ranges)
     trajectory = _blended_trajectory(gaits, shown, s, s.pairs.weight * m[j], anchor,
-                                     _STILL_MPS / ref.meters_per_unit)
+                                     STILL_MPS / ref.meters_per_unit)
     world_rot, world_pos = root.compose(trajectory, residual, ref.up)
     above = int(ref.parents[j])
     if above < 0:
@@ -1096,7 +1096,7 @@ def blend_speed(a: Clip, b: Clip, weight: float, mode: str = "linear") -> float:
     length = cycle_length(a, b, w, mode)
     gaits, s = _two(a, b, w, length, mode, max(1, round(length * a.fps)) / length)
     ref = gaits.loops[0]
-    trajectory = _blended_trajectory(gaits, [0, 1], s, s.pairs.weight, 0, _STILL_MPS / ref.meters_per_unit)
+    trajectory = _blended_trajectory(gaits, [0, 1], s, s.pairs.weight, 0, STILL_MPS / ref.meters_per_unit)
     distance = float(np.linalg.norm(trajectory.position[-1] - trajectory.position[0]))
     return distance * ref.meters_per_unit / length
 

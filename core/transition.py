@@ -110,6 +110,8 @@ from .contacts import foot_points
 from .contacts import runs as contact_runs
 from .resample import resample
 from .root import (
+    STILL_MPS,
+    STRIDE_SECONDS,
     Trajectory,
     floor_axes,
     moving_tops,
@@ -132,11 +134,6 @@ _TIME_SNAP = 1e-9
 # Blend times often come from float32 UI fields (0.3 s is 0.30000001 s, 36.0000014 frames at
 # 120 fps): a frame count within this of a whole number is that number.
 _FRAME_SNAP = 1e-5
-# Re-anchoring aligns the takes' travel over this long before the switch: about one walking
-# stride, over which the pelvis's swing (14-24 degrees a stride on Bandai takes) averages out.
-_STRIDE_SECONDS = 1.0
-# A root slower than this (m/s) over the stride does not travel: its facing is used.
-_STILL_MPS = 0.2
 # Travel and facing turning the destination by angles this far apart (radians) are different
 # gaits (forward into backward or sideways): the facing is used.
 _SAME_GAIT = math.radians(45.0)
@@ -263,7 +260,7 @@ def _frame(clip_frames: int, seconds: float, fps: float, what: str) -> int:
     return frame
 
 
-def _at_rate(src: Clip, dst: Clip) -> Clip:
+def at_rate(src: Clip, dst: Clip) -> Clip:
     """dst at src's rate, with src's root, up and forward (headings must be measured alike)."""
     src.check_compatible(dst)
     if dst.fps != src.fps:
@@ -312,12 +309,12 @@ def _travel(clip: Clip, traj: Trajectory, frame: int) -> tuple[float, float]:
     first stride when the clip has not gone that far): the root's chord over the window, and its
     mean heading there. The travel direction is nan when the root barely moves."""
     first = min(clip.motion_start, frame)  # not from a converter's T-pose
-    n = min(round(_STRIDE_SECONDS * clip.fps), len(traj.heading) - 1 - first)
+    n = min(round(STRIDE_SECONDS * clip.fps), len(traj.heading) - 1 - first)
     a = max(frame - n, first)
     b = a + n
     facing = float(np.mean(traj.heading[a:b + 1]))
     chord = traj.position[b] - traj.position[a]
-    if n < 1 or np.linalg.norm(chord) * clip.meters_per_unit < _STILL_MPS * n / clip.fps:
+    if n < 1 or np.linalg.norm(chord) * clip.meters_per_unit < STILL_MPS * n / clip.fps:
         return math.nan, facing
     fwd, side = floor_axes(clip.up)
     return math.atan2(float(chord @ side), float(chord @ fwd)), facing
@@ -329,7 +326,7 @@ def _entry_heading(src: Clip, anchor: Trajectory, i_s: int, dst: Clip, i_d: int)
     straight whatever the pelvis swings within a stride. A take that barely travels, or one that
     travels at another angle to its facing than the other (a forward walk into a backward or a
     sidestep), is turned by the facings (root headings averaged over the stride) instead."""
-    n = round(_STRIDE_SECONDS * src.fps)
+    n = round(STRIDE_SECONDS * src.fps)
     dst.body  # noqa: B018  (read once, for reanchor too, and shared by the slice below)
     stop = min(max(i_d, dst.motion_start + n) + 1, dst.n_frames)
     traj = _trajectory_until(dst, stop)
@@ -436,7 +433,7 @@ def _transition(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_ti
                 feet: FeetSpec | None = None, lock_feet: bool = False, reanchor: bool = True) -> Clip:
     # Feet given: both maps rebuilt around them (up and facing, which the heading is measured by).
     src, dst = with_feet(src, feet), with_feet(dst, feet)
-    dst_at = _at_rate(src, dst)
+    dst_at = at_rate(src, dst)
     i_s = _frame(src.n_frames, src_time, src.fps, "src_time")
     i_d = _frame(dst_at.n_frames, dst_time, src.fps, "dst_time")
     sw = _switch(src, dst_at, i_s, i_d, float(blend_time), mask, max_speed, reanchor)
@@ -557,7 +554,7 @@ def switched_contacts(src: Clip, dst: Clip, i_s: int, i_d: int, n_window: int = 
     src lifts the foot and caught again where dst plants it. Each take is read over a few
     seconds around its switch frame (False beyond them)."""
     a_s, cs = _contacts_near(src, i_s, _CONTACT_SECONDS, n_window / src.fps)
-    a_d, cd = _contacts_near(dst, i_d, _STRIDE_SECONDS, _CONTACT_SECONDS)
+    a_d, cd = _contacts_near(dst, i_d, STRIDE_SECONDS, _CONTACT_SECONDS)
     n_out = i_s + 1 + dst.n_frames - 1 - i_d
     n = min(n_window, n_out - 1 - i_s)
     k = np.arange(n + 1)  # the switch frame, then the blend's frames
@@ -817,7 +814,7 @@ def best_target_time(src: Clip, src_time: float, dst: Clip, *, search: tuple[flo
     planted, gait phase). search: (start, stop) seconds of dst to look in (None: all of it after
     a converter's T-pose); dst is read at src's rate."""
     src, dst = with_feet(src, feet), with_feet(dst, feet)
-    dst_at = _at_rate(src, dst)
+    dst_at = at_rate(src, dst)
     i_s = max(_frame(src.n_frames, src_time, src.fps, "src_time"), 1)
     lo, hi = (dst_at.motion_start / src.fps, dst_at.duration) if search is None else search
     a = max(_frame(dst_at.n_frames, lo, src.fps, "search start"), dst_at.motion_start, 1)
@@ -928,7 +925,7 @@ def sequence(clips: Sequence[tuple[Clip, float, float]], blend_time: float | Seq
     for (clip, a, _), (fa, fb), switch_blend in zip(items[1:], spans[1:], blend_times, strict=True):
         s = end - lead  # the switch, in cur's frames
         # Frames before the stride the re-anchoring reads (and the two the velocity needs) are final.
-        keep = max(s - round(_STRIDE_SECONDS * fps), 0)
+        keep = max(s - round(STRIDE_SECONDS * fps), 0)
         rot_parts.append(cur.rotations[:keep])
         pos_parts.append(cur.positions[:keep])
         # The source of the next transition: cur from `keep` on (a view; Clip slices copy twice).

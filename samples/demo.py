@@ -7,8 +7,9 @@ phase and contact curves, bakes a walk -> run sync-blend ramp and a dead-blended
 saves out/stride_demo.blend, exports the baked clips as BVH and a small training dataset, and
 prints one table: each step, what it made, how long it took, and its quality numbers.
 """
-# mypy: disable-error-code="attr-defined,union-attr"
-# (bpy.ops.stride exists once the extension is installed; context members are set here)
+# mypy: disable-error-code="attr-defined,union-attr,func-returns-value"
+# (bpy.ops.stride exists once the extension is installed; context members are set here;
+# fake-bpy-module types libraries.load as returning None, where it is a context manager)
 
 from __future__ import annotations
 
@@ -51,6 +52,27 @@ class Steps:
         return "\n".join(lines)
 
 
+# The `time s` column of the steps table: the only one that changes from run to run.
+TIME_COLUMN = slice(80, 87)
+
+
+def without_times(table: str) -> str:
+    """The steps table with its `time s` column blanked: what the README's copy must match."""
+    return "\n".join(line[:TIME_COLUMN.start] + " " * len(line[TIME_COLUMN]) + line[TIME_COLUMN.stop:]
+                     for line in table.splitlines())
+
+
+def readme_tables(readme: str) -> tuple[str, str]:
+    """The demo's two tables as the README quotes them (the fenced block that starts with the clip
+    table's header): (clips, steps)."""
+    blocks = readme.split("```")[1::2]
+    block = next((b for b in blocks if b.lstrip("\n").startswith("clip ")), None)
+    if block is None:
+        raise ValueError("README.md quotes no demo output (a fenced block starting with 'clip ')")
+    clips, _, steps = block.strip("\n").partition("\n\n")
+    return clips, steps.strip("\n")
+
+
 def clip_summary() -> str:
     from core import bvh, metrics
 
@@ -64,20 +86,20 @@ def clip_summary() -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
-    import build
-
-    stride: Any = build.install_extension()
+def run_steps(stride: Any, out: Path) -> Steps:
+    """The demo's steps inside Blender with the installed extension `stride`, writing into `out`
+    (shown in the table relative to its parent: out/...)."""
     import bpy
 
     from core import bvh, contacts, dataset, events, metrics, transition
 
-    OUT.mkdir(exist_ok=True)
-    print(f"Stride demo in Blender {bpy.app.version_string}\n")
-    print(clip_summary() + "\n")
+    out.mkdir(parents=True, exist_ok=True)
     steps = Steps()
     state: dict[str, Any] = {}
     walk_file, run_file = SAMPLES / "02_01.bvh", SAMPLES / "02_03.bvh"
+
+    def shown(path: Path) -> str:
+        return str(path.relative_to(out.parent))
 
     def import_takes() -> tuple[str, str]:
         bpy.ops.wm.read_homefile(use_empty=True)
@@ -152,32 +174,47 @@ def main() -> int:
         return f"action {state['transition'].name!r}", f"velocity change vs crossfade: {ratio}"
 
     def save() -> tuple[str, str]:
-        path = OUT / "stride_demo.blend"
+        path = out / "stride_demo.blend"
         stride.jobs.save_blend(path)
-        return str(path.relative_to(ROOT)), f"saved by Blender {bpy.app.version_string}"
+        # What a save keeps: every action the demo made or imported, read back from the file.
+        with bpy.data.libraries.load(str(path)) as (saved, _):
+            kept = sorted(saved.actions)
+        return shown(path), f"{len(kept)} actions read back from the file"
 
     def export_bvh() -> tuple[str, str]:
         written = []
         walk = state["walk"]
         bpy.context.view_layer.objects.active = walk
         for action in [state["transition"], *state.get("baked", [])]:
-            path = OUT / (re.sub(r"[^A-Za-z0-9]+", "_", action.name).strip("_") + ".bvh")
+            path = out / (re.sub(r"[^A-Za-z0-9]+", "_", action.name).strip("_") + ".bvh")
             bpy.ops.stride.export_bvh(filepath=str(path), action=action.name)
             written.append(path.name)
-        back = bvh.load(OUT / written[0])
+        back = bvh.load(out / written[0])
         return ", ".join(written), f"{back.n_frames} frames read back"
 
     def export_dataset() -> tuple[str, str]:
-        target = OUT / "dataset"
+        target = out / "dataset"
         shutil.rmtree(target, ignore_errors=True)
         report = dataset.export([SAMPLES], target, workers=1)
-        return f"{len(report.written)} .npz in {target.relative_to(ROOT)}", f"{len(report.failed)} failed"
+        return f"{len(report.written)} .npz in {shown(target)}", f"{len(report.failed)} failed"
 
     for name, fn in (("import walk + run", import_takes), ("detect footsteps", footsteps),
                      ("write event curves", event_curves), ("bake sync-blend ramp", sync_ramp),
                      ("bake transition", transitions),
                      ("save .blend", save), ("export BVH", export_bvh), ("export dataset", export_dataset)):
         steps.run(name, fn)
+    return steps
+
+
+def main() -> int:
+    import build
+
+    stride: Any = build.install_extension()
+    import bpy
+
+    print(f"Stride demo in Blender {bpy.app.version_string}\n")
+    print(clip_summary() + "\n")
+    steps = run_steps(stride, OUT)
     print("\n" + steps.table())
     return 0
 

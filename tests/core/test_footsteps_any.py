@@ -77,7 +77,7 @@ def test_every_bandai_labelled_touchdown_is_found_with_a_mean_error_under_a_fram
             assert np.abs(got - frames).max() <= 1.5, f"{name} {side}: {frames} vs {np.round(got, 1)}"
             errors.append((got - frames) / clip.fps)
     e = np.abs(np.concatenate(errors))
-    # 38 touchdowns at 30 fps: mean 17 ms, worst 44 ms when this was written (README).
+    # 38 touchdowns at 30 fps: mean 17 ms, worst 44 ms when this was written (docs/api.md).
     assert e.mean() < 1.0 / 30.0
     assert e.max() < 1.5 / 30.0
 

@@ -4,7 +4,7 @@ take (contacts detected) and on it with the root's travel sped up 15 % (the orig
 contacts against a reference read off the foot's height and speed alone; the knee limit of the IK.
 
 Where a target of the issue is missed on some takes, the test holds the best result reached there
-(named per take, with the issue's number beside it) and README's "Foot locking" says why.
+(named per take, with the issue's number beside it) and docs/api.md's "Foot locking" says why.
 """
 
 from __future__ import annotations
@@ -164,7 +164,7 @@ def test_lower_pelvis_lowers_only_where_a_foot_is_out_of_reach(locked):
 
 
 # The issue asks for each stance knee's straightest within 3 degrees of the input's with
-# lower_pelvis on unchanged takes; reached (degrees, the worst stance per take; README says why):
+# lower_pelvis on unchanged takes; reached (degrees, the worst stance per take; docs/api.md says why):
 # 226 of 233 stances are within it; the rest hold a foot the source slides 1-2 cm over the stance
 # (09_12's backward walking at its lifts, 131_03) or toward the hip (walk_normal_002), which no
 # still foot can follow without a knee straighter or more bent than the source's.

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +14,8 @@ import pytest
 from fixtures import cmu_path
 
 from core import axes, bvh, contacts, dataset, events, pack, quat, resample, root
+
+ROOT = Path(__file__).resolve().parents[2]
 
 TAKES = ["02_03", "09_01", "02_02", "02_01"]  # one hierarchy; subjects 02 and 09
 N, K = 40, 25
@@ -176,13 +180,15 @@ def test_fps_resamples_before_windowing(exported, tmp_path):
     assert quat.angle(got["rotations"][i][0, 0].astype(np.float64), clip.rotations[1, 0]) < 1e-3
 
 
-def test_pack_cli_refuses_bad_splits_and_writes_a_pack(exported, tmp_path, capsys):
+def test_pack_cli_refuses_bad_splits_and_writes_a_pack(exported, tmp_path):
     with pytest.raises(SystemExit):
-        dataset.main(["pack", str(exported), "--out", str(tmp_path), "--window", "4", "--stride", "2",
-                      "--split", "val=1.5"])
-    code = dataset.main(["pack", str(exported), "--out", str(tmp_path), "--window", "200", "--stride", "100",
-                         "--split", "val=0.25", "--seed", "2"])
-    assert code == 0 and "pack: train" in capsys.readouterr().out
+        pack.main([str(exported), "--out", str(tmp_path), "--window", "4", "--stride", "2",
+                   "--split", "val=1.5"])
+    # As users run it: `python -m core.dataset pack ...`.
+    out = subprocess.run([sys.executable, "-m", "core.dataset", "pack", str(exported), "--out", str(tmp_path),
+                          "--window", "200", "--stride", "100", "--split", "val=0.25", "--seed", "2"],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0 and "pack: train" in out.stdout, out.stderr
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert manifest["settings"]["window"] == 200 and manifest["splits"]["val"]["takes"] == 1
     assert [t["windows"] for t in manifest["takes"]] == [(T - 1 - 200) // 100 + 1 if T - 1 >= 200 else 0

@@ -129,7 +129,7 @@ def test_locked_transitions_slide_no_more_than_their_sources():
 
     for s_name, d_name, ts, td in LOCK_CASES:
         src, dst = load(s_name), load(d_name)
-        dst_at = tr._at_rate(src, dst)
+        dst_at = tr.at_rate(src, dst)
         i_s, i_d = round(ts * src.fps), round(td * src.fps)
         n = math.ceil(0.3 * src.fps) - 1
         cs, cd = detect(src), detect(dst_at)
