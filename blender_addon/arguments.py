@@ -25,6 +25,7 @@ from .options import (
     EventOptions,
     ExportOptions,
     FindFeetOptions,
+    FollowPathOptions,
     FootstepOptions,
     ImportOptions,
     LockFeetOptions,
@@ -220,6 +221,26 @@ def build_parser() -> argparse.ArgumentParser:
              also="; or keys SECONDS:SPEED,... e.g. 0:1.2,8:4 (linear between them, held past the last)")
     add_flag(bs, BlendSpaceOptions, "duration", required=True, metavar="S")
     add_options(bs, BlendSpaceOptions, skip=("source",))  # BVH files, never an action: no read source
+    fp = sub.add_parser(
+        "follow-path", parents=[p["bake_out"], p["feet"]],
+        help="walk gaits along a path at a speed, feet planted: --path PATH.csv, --circle R or --line L",
+        description="Walk BVH takes of one skeleton, one gait each (a walk, a run, ...), along a path on "
+                    "the floor at the speed asked, the gaits chosen and blended by speed, the feet planted "
+                    "through the turns. The path starts where the first take starts, x ahead of it (the "
+                    "way it faces) and y to its left, in meters. Writes a BVH, or a .blend with the first "
+                    "take's armature and the baked action (footstep markers on it).")
+    fp.add_argument("gaits", nargs="+", metavar="GAIT", help="GAIT.bvh takes or loops, one or more")
+    way = fp.add_mutually_exclusive_group(required=True)
+    way.add_argument("--path", metavar="PATH.csv",
+                     help="rows x,y: meters on the floor (x along the first gait's facing, y to its left, "
+                          "0,0 where it starts); or rows t,x,y: a target to follow in time (seconds), then "
+                          "no --speed")
+    way.add_argument("--circle", type=float, metavar="R",
+                     help="a circle of radius R meters, turning left (counter-clockwise seen from above) "
+                          "from the start, once round")
+    way.add_argument("--line", type=float, metavar="L", help="L meters straight ahead")
+    add_flag(fp, FollowPathOptions, "speed", unset=True, metavar="M", also=" (default: auto)")
+    add_options(fp, FollowPathOptions, skip=("source",))  # BVH files, never an action: no read source
     tr = sub.add_parser(
         "transition", parents=[p["bake_out"], p["feet"]],
         help="bake a transition from one BVH take into another",

@@ -28,6 +28,7 @@ from .options import (
     EngineExportOptions,
     EventOptions,
     ExportOptions,
+    FollowPathOptions,
     FootstepOptions,
     ImportOptions,
     LockFeetOptions,
@@ -406,13 +407,19 @@ def _sync_blend(args: argparse.Namespace) -> int:
     return 0
 
 
-def _blend_space(args: argparse.Namespace) -> int:
+def _gait_takes(args: argparse.Namespace, check: Callable[..., None]) -> tuple[list[Path], list[Clip]]:
+    """The GAIT.bvh takes a subcommand was given (`check`: how many it needs, by name), read with
+    the feet asked."""
     paths = [Path(p) for p in args.gaits]
     for path in paths:
         if path.suffix.lower() != ".bvh":
             raise jobs.JobError(f"{str(path)!r} is not a BVH take: give each gait as GAIT.bvh")
-    jobs.check_count([p.stem for p in paths], face=CLI)
-    clips = [_with_feet(args, bvh.load(p)) for p in paths]
+    check([p.stem for p in paths], face=CLI)
+    return paths, [_with_feet(args, bvh.load(p)) for p in paths]
+
+
+def _blend_space(args: argparse.Namespace) -> int:
+    paths, clips = _gait_takes(args, jobs.check_count)
     keys = None
     if isinstance(args.speed, tuple):  # --speed T:M,...
         keys = (np.array([t for t, _ in args.speed]), np.array([v for _, v in args.speed]))
@@ -433,8 +440,40 @@ def _blend_space(args: argparse.Namespace) -> int:
     return 0
 
 
+def _follow_path(args: argparse.Namespace) -> int:
+    paths, clips = _gait_takes(args, jobs.check_any)
+    options = options_from(FollowPathOptions, args)
+    loops = jobs.gait_loops(clips, allow=options.allow_mismatch, face=CLI)
+    idle = _with_feet(args, bvh.load(options.idle_action)) if options.idle_action else None
+    floor = jobs.start_floor(clips[0])
+    rows = jobs.gait_rows(loops)
+    listed = ", ".join(f"{r.name!r} {r.speed:.2f}" for r in sorted(rows, key=lambda r: r.speed))
+    if args.path:
+        given = jobs.read_path_csv(args.path)
+        along = Path(args.path).name
+        if given.times is not None:  # a target in time: its times set the speed
+            if args.speed is not None:
+                raise jobs.JobError(f"--speed: {along} is a timed target (rows t,x,y), whose times set the "
+                                    "speed; leave --speed out, or give rows x,y")
+            print(f"stride: gaits at {listed} m/s; following {along} in time")
+            track = jobs.Track(given.times, floor.place(given.xy))
+            clip = jobs.target_clip(loops, track, options=options, idle=idle)
+            _write_clip(clip, paths[0], args.out, jobs.walked_name([c.name for c in clips], along))
+            return 0
+        xy = given.xy
+    elif args.circle is not None:
+        xy, along = jobs.circle_xy(args.circle), f"a circle of {args.circle:g} m"
+    else:
+        xy, along = jobs.line_xy(args.line), f"a {args.line:g} m line"
+    speed = jobs.constant_speed(options, [r.speed for r in rows], CLI)
+    print(f"stride: gaits at {listed} m/s; {speed:.2f} m/s along {along}")
+    clip = jobs.follow_clip(loops, floor.place(xy), speed, options=options, idle=idle)
+    _write_clip(clip, paths[0], args.out, jobs.walked_name([c.name for c in clips], along))
+    return 0
+
+
 # What each subcommand runs (arguments.build_parser declares its flags).
 COMMANDS = {"import": _import, "events": _events, "export-dataset": _export_dataset,
             "transition": _transition, "sync-blend": _sync_blend, "sequence": _sequence,
             "lock-feet": _lock_feet, "inspect": _inspect, "nla": _nla, "export": _export,
-            "export-engine": _export_engine, "blend-space": _blend_space}
+            "export-engine": _export_engine, "blend-space": _blend_space, "follow-path": _follow_path}

@@ -24,6 +24,7 @@ from .options import (
     EngineExportOptions,
     EventOptions,
     ExportOptions,
+    FollowPathOptions,
     FootstepOptions,
     ImportOptions,
     LockFeetOptions,
@@ -507,6 +508,29 @@ class STRIDE_OT_bake_blend_space(_JobOperator):
         return {"FINISHED"}
 
 
+class STRIDE_OT_follow_path(_JobOperator):
+    """Walk the armature's gaits along a curve (the Target) at a speed, or after an animated object in
+    time, feet planted through the turns, from and into an Idle if chosen, as a new action from the
+    current frame; the gaits' actions are not changed"""
+
+    bl_idname = "stride.follow_path"
+    bl_label = "Walk Along Path"
+    bl_options = {"REGISTER", "UNDO"}
+    options_class = FollowPathOptions
+    needs = jobs.GAIT
+
+    def run(self, context: Any) -> set[str]:
+        obj = jobs.find_armature(context=context)
+        with _progress(context) as step:
+            action, walked = jobs.follow_path(obj, options=self.read_options(),
+                                              selected=context.selected_objects, progress=step)
+        clip = walked.clip
+        steps = sum(len(v) for k, v in clip.events.items() if k.startswith("FootDown"))
+        self.tell("INFO", f"Baked action {action.name!r}: {clip.n_frames} frames along {walked.along!r}, "
+                          f"{steps} footsteps, from frame {walked.first:g}")
+        return {"FINISHED"}
+
+
 def _menu_export(self: Any, context: Any) -> None:
     self.layout.operator(STRIDE_OT_export_bvh.bl_idname, text="Motion Capture (.bvh) - Stride")
 
@@ -530,4 +554,4 @@ CLASSES = (STRIDE_OT_import_bvh, STRIDE_FH_bvh, STRIDE_OT_export_bvh, STRIDE_OT_
            STRIDE_OT_bake_nla_track, STRIDE_OT_pick_time, STRIDE_OT_bake_sync_blend, STRIDE_OT_lock_feet,
            STRIDE_OT_find_target_time, STRIDE_OT_refresh_previews, STRIDE_OT_add_root_motion,
            STRIDE_OT_export_engine, STRIDE_OT_gait_add, STRIDE_OT_gait_remove, STRIDE_OT_gaits_from_selected,
-           STRIDE_OT_bake_blend_space)
+           STRIDE_OT_bake_blend_space, STRIDE_OT_follow_path)

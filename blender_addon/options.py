@@ -69,6 +69,9 @@ ENGINE_FORMAT_CHOICES: Choices = (
     ("FBX", "FBX (.fbx)", "Blender's FBX exporter: for Unreal and Unity"),
     ("GLB", "glTF Binary (.glb)", "Blender's glTF exporter: for Godot (and the glTF importers of Unreal "
                                   "and Unity); each animation's extras hold its events"))
+PATH_SPEED_CHOICES: Choices = (
+    ("CONSTANT", "Constant", "One speed along the whole path"),
+    ("CURVE", "Curve", "The armature's Speed, keyed over time (Graph Editor)"))
 ENGINE_CHOICES: Choices = (
     ("UNREAL", "Unreal", "FBX axes and scale as Epic's Send to Unreal writes them: Z up, Y forward"),
     ("UNITY", "Unity", "FBX axes and scale Unity imports at scale 1: Y up, -Z forward, FBX units"))
@@ -77,6 +80,7 @@ ENGINE_CHOICES: Choices = (
 METHODS = {"DEAD": "dead", "INERTIALIZE": "quintic", "CROSSFADE": "crossfade"}
 SYNC_MODES = tuple(value for value, _, _ in SYNC_MODE_CHOICES)
 SPEED_MODES = tuple(value for value, _, _ in SPEED_MODE_CHOICES)
+PATH_SPEED_MODES = tuple(value for value, _, _ in PATH_SPEED_CHOICES)
 MASK_HELP = "LOWER_BODY, UPPER_BODY, FINGERS or joint names (with descendants); empty for all joints"
 
 
@@ -390,11 +394,35 @@ class BlendSpaceOptions:
     source: str = source()
 
 
+# Walk Along Path's Speed 0 is Auto: the slowest gait's own speed.
+AUTO_PATH_SPEED = 0.0
+
+
+@dataclass(frozen=True)
+class FollowPathOptions:
+    """Walk Along Path: the armature's gaits (`obj.stride.gaits`) walked along a curve object, or after
+    an animated object in time (`stride follow-path`: along a CSV path, a circle or a line)."""
+
+    target: str = opt("", "The object to walk along: a curve (its path, as its object transform places "
+                          "it) or any object animated over the scene's frames (followed in time)",
+                      label="Target")
+    speed_mode: str = opt("CONSTANT", "Where the speed along a curve comes from: CONSTANT (Speed) or CURVE "
+                                      "(the armature's Speed, keyed over time)", label="Speed From",
+                          choices=PATH_SPEED_CHOICES)
+    speed: float = opt(AUTO_PATH_SPEED, "Speed along the path; 0 = Auto (the slowest gait's own speed)",
+                       "m/s", "--speed", label="Speed", bounds=(0.0, SPEED_MAX))
+    idle_action: str = opt("", "A standing take the character starts from and comes to rest in at the "
+                               "path's end (empty: none)", flag="--idle", label="Idle", metavar="IDLE.bvh")
+    lock_feet: bool = lock_feet()
+    allow_mismatch: bool = allow_mismatch()
+    source: str = source()
+
+
 # Every command's options. Users are told of an option by the label (flag) of its first declaration
 # here (wording.py), so a class whose field of a shared name means something else comes later.
 OPTIONS = (FootstepOptions, LockFeetOptions, EventOptions, DecodeOptions, TransitionOptions, NlaBakeOptions,
            SyncOptions, ExportOptions, ImportOptions, DatasetOptions, FindFeetOptions,
-           RootMotionOptions, EngineExportOptions, BlendSpaceOptions)
+           RootMotionOptions, EngineExportOptions, BlendSpaceOptions, FollowPathOptions)
 
 
 def field_of(cls: type, name: str) -> Any:

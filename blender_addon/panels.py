@@ -20,6 +20,7 @@ from .options import (
     DecodeOptions,
     EngineExportOptions,
     EventOptions,
+    FollowPathOptions,
     FootstepOptions,
     LockFeetOptions,
     NlaBakeOptions,
@@ -363,6 +364,12 @@ def speed_line(obj: Any) -> str:
     return "Not keyed: hover over Speed, press I"
 
 
+def _keyed_speed(layout: Any, obj: Any) -> None:
+    """The armature's Speed, which a Curve speed reads, and where it is keyed."""
+    layout.prop(obj.stride, "speed")
+    _labels(layout, wrap(jobs.in_user_words(speed_line(obj))))
+
+
 class STRIDE_UL_gaits(bpy.types.UIList):
     """The armature's gaits, slowest first: each one's action, speed and cycle."""
 
@@ -418,11 +425,32 @@ class VIEW3D_PT_stride_gaits(StridePanel, bpy.types.Panel):
             col.prop(s, "ramp_from")
             col.prop(s, "ramp_to")
         else:
-            col.prop(rig, "speed")
-            _labels(col, wrap(jobs.in_user_words(speed_line(obj))))
+            _keyed_speed(col, obj)
         col.prop(s, "space_duration")
         col.prop(s, "lock_feet")
         _button(layout, context, "stride.bake_blend_space", BlendSpaceOptions, jobs.GAITS, "ANIM")
+
+
+class VIEW3D_PT_stride_path(StridePanel, bpy.types.Panel):
+    bl_label = "Walk Along Path"
+    bl_parent_id = "VIEW3D_PT_stride"
+    needs = jobs.ARMATURE
+
+    def draw(self, context: Any) -> None:
+        layout, s = self.layout, context.scene.stride
+        if layout is None:
+            return
+        obj = jobs.find_armature(context=context)
+        col = layout.column(align=True)
+        col.prop_search(s, "path_target", bpy.data, "objects", text="Target", icon="CURVE_BEZCURVE")
+        col.prop(s, "path_speed_mode")
+        if s.path_speed_mode == "CONSTANT":
+            col.prop(s, "path_speed")
+        else:
+            _keyed_speed(col, obj)
+        col.prop_search(s, "idle_action", bpy.data, "actions", icon="ACTION")
+        col.prop(s, "lock_feet")
+        _button(layout, context, "stride.follow_path", FollowPathOptions, jobs.GAIT, "CURVE_PATH")
 
 
 class VIEW3D_PT_stride_engine(StridePanel, bpy.types.Panel):
@@ -455,6 +483,6 @@ CLASSES = (VIEW3D_PT_stride,
            VIEW3D_PT_stride_transition, VIEW3D_PT_stride_halflife, VIEW3D_PT_stride_transition_mask,
            VIEW3D_PT_stride_nla,
            VIEW3D_PT_stride_sync, VIEW3D_PT_stride_sync_cycles, VIEW3D_PT_stride_sync_body,
-           VIEW3D_PT_stride_gaits, VIEW3D_PT_stride_engine)
+           VIEW3D_PT_stride_gaits, VIEW3D_PT_stride_path, VIEW3D_PT_stride_engine)
 # The lists the panels draw (registered before them).
 LISTS = (STRIDE_UL_gaits,)

@@ -28,6 +28,7 @@ from .options import (
     DecodeOptions,
     EngineExportOptions,
     EventOptions,
+    FollowPathOptions,
     FootstepOptions,
     LockFeetOptions,
     NlaBakeOptions,
@@ -93,7 +94,7 @@ class FromOptions:
 # The commands the sidebar runs: it holds every field of each, one setting per name (the first
 # class's declaration; a later one of that name must be the same declaration).
 SIDEBAR = (EventOptions, DecodeOptions, FootstepOptions, LockFeetOptions, TransitionOptions, NlaBakeOptions,
-           SyncOptions, RootMotionOptions, EngineExportOptions, BlendSpaceOptions)
+           SyncOptions, RootMotionOptions, EngineExportOptions, BlendSpaceOptions, FollowPathOptions)
 # Sidebar settings named other than their field: one panel holds several commands, whose fields
 # of one name mean different things (Blend Time of a transition, of an NLA bake, of a lock).
 RENAMED: dict[type, dict[str, str]] = {
@@ -103,6 +104,7 @@ RENAMED: dict[type, dict[str, str]] = {
     RootMotionOptions: {"smooth": "root_smooth", "mode": "root_mode"},
     EngineExportOptions: {"smooth": "root_smooth", "mode": "root_mode", "actions": "engine_actions"},
     BlendSpaceOptions: {"speed": "space_speed", "duration": "space_duration"},
+    FollowPathOptions: {"target": "path_target", "speed_mode": "path_speed_mode", "speed": "path_speed"},
 }
 
 

@@ -84,6 +84,8 @@ PHRASES = (
     (re.compile(r"for less than 4 sigma \+ dt = "), "for less than "),
     (re.compile(r"tolerance must be >= 0 and below window - \|lead\| = (\S+) s \(the highest d_hat - lead "
                 r"reaches\)"), r"tolerance must be below \1 s (the Window less the lead)"),
+    # A path's turn (core.path): the lateral acceleration it asks, without the equation.
+    (re.compile(r"asks v\^2/R = (\S+) m/s\^2"), r"asks \1 m/s^2 sideways (v^2/R)"),
     (re.compile(r" >= "), " at least "),
     (re.compile(r" <= "), " at most "),
     (re.compile(r"use 'linear' or 'harmonic'"), "use a Linear or Harmonic cycle length"),

@@ -647,6 +647,84 @@ def path_draw(n: Numbers, out: Path) -> None:
     _save(fig, out)
 
 
+# Blender's Bezier circle of radius 1 (Add > Curve > Circle): its points and handles, clockwise from
+# (-1, 0) seen from above, cyclic: each segment's knot, handle, knot, handle (the next knot's left).
+BEZIER_CIRCLE = np.array([[[-1.0, 0.0], [-1.0, 0.552125], [0.0, 1.0], [-0.552125, 1.0]],
+                          [[0.0, 1.0], [0.552125, 1.0], [1.0, 0.0], [1.0, 0.552125]],
+                          [[1.0, 0.0], [1.0, -0.552125], [0.0, -1.0], [0.552125, -1.0]],
+                          [[0.0, -1.0], [-0.552125, -1.0], [-1.0, 0.0], [-1.0, -0.552125]]])
+
+
+def follow_path_numbers(scale: float = 3.0, turn: float = 0.6,
+                        at: tuple[float, float] = (2.0, -1.0)) -> Numbers:
+    """Walk Along Path (stride.follow_path) as it bakes Blender's Bezier circle on an object scaled,
+    turned about Z and moved, CMU 02's walk and jog imported in meters (CMU_TO_METERS): `path.follow`
+    on the curve's points in the armature's space, which tests/blender/test_follow_path.py shows the
+    bake equal to. Seen from above and a little from the side (a point at height h drawn 0.35 h
+    right and 0.5 h up): the curve, the hips, the character once a second and the planted feet."""
+    walk, run = _walk_run()
+    c, s = math.cos(turn), math.sin(turn)
+    spin = np.array([[c, -s], [s, c]])
+    t = np.linspace(0.0, 1.0, 400)[:, None]
+    pieces: list[np.ndarray] = []
+    for k0, h0, k1, h1 in BEZIER_CIRCLE:
+        seg = (1 - t) ** 3 * k0 + 3 * (1 - t) ** 2 * t * h0 + 3 * (1 - t) * t * t * h1 + t ** 3 * k1
+        pieces.append(seg[1:] if pieces else seg)
+    world = (np.concatenate(pieces) * scale) @ spin.T + np.array(at)
+    unit = walk.meters_per_unit
+    # World (x, y, 0) is BVH (x, 0, -y) (Blender's importer: forward -Z, up Y), in file units.
+    points = np.stack([world[:, 0], np.zeros(len(world)), -world[:, 1]], axis=-1) / unit
+    speed = float(blendspace.gait_speeds([walk, run]).min())
+    clip = path.follow([walk, run], points, speed)
+    world_rot, world_pos = clip.fk()
+
+    def seen(p: np.ndarray) -> np.ndarray:
+        m = p * unit
+        return np.stack([m[..., 0] + 0.35 * m[..., 1], -m[..., 2] + 0.5 * m[..., 1]], axis=-1)
+
+    hips = world_pos[:, clip.body.pelvis].copy()
+    hips[:, 1] = 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        planted = contacts.contacts(clip, split_slides=False)
+    feet = {}
+    for foot in ("L", "R"):
+        tips = _foot_tips(clip, world_rot, world_pos, foot) / unit
+        frames = [f for a, b in zip(*contacts.runs(planted[foot]), strict=True) for f in range(a, b, 4)]
+        feet[foot] = seen(tips[frames])
+    ends = clip.end_site_positions(world_rot, world_pos)
+    bones = [(p, j) for j, p in enumerate(clip.parents.tolist()) if p >= 0]
+    figures = []
+    for f in range(0, clip.n_frames, round(clip.fps)):
+        lines = [world_pos[f, [p, j]] for p, j in bones]
+        lines += [np.stack([world_pos[f, q], ends[f, e]]) for e, q in enumerate(clip.end_parents.tolist())]
+        figures.append(seen(np.array(lines)))
+    return {"curve": world, "hips": seen(hips), "feet": feet, "figures": figures, "speed": speed,
+            "scale": scale, "turn": turn}
+
+
+def follow_path_draw(n: Numbers, out: Path) -> None:
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7.5, 7.0))
+    ax.plot(*n["curve"].T, color="#dddddd", lw=9, solid_capstyle="round", label="the curve")
+    ax.plot(*n["hips"].T, color="#1f77b4", lw=1.0, label="hips (on the floor)")
+    for foot, color in (("L", "#d62728"), ("R", "#2ca02c")):
+        for line in n["feet"][foot]:
+            ax.plot(*line.T, color=color, lw=1.4, alpha=0.5, solid_capstyle="round")
+    for figure in n["figures"]:
+        for line in figure:
+            ax.plot(*line.T, color="k", lw=1.1)
+    ax.plot(*n["curve"][0], "o", color="#2ca02c", ms=7, label="start (frame 10 in the test)")
+    ax.set_aspect("equal")
+    ax.set_xlabel("world X (m)")
+    ax.set_ylabel("world Y (m)")
+    ax.legend(loc="upper right", fontsize=8)
+    ax.set_title(f"Walk Along Path: Blender's Bezier circle scaled {n['scale']:g}x, turned "
+                 f"{math.degrees(n['turn']):.0f} deg, moved;\nCMU 02 walk and jog at {n['speed']:.2f} m/s, "
+                 "the character once a second, planted feet", fontsize=9)
+    _save(fig, out)
+
+
 PICTURES = (
     Picture("events.png", "the walk's footsteps, their (sin, cos) encoding and the time decoded back",
             events_numbers, events_draw),
@@ -668,6 +746,8 @@ PICTURES = (
             blendspace_numbers, blendspace_draw),
     Picture("path.png", "path.follow from above: an S-curve ramp, a walking circle, and a close-up "
             "against the bend alone", path_numbers, path_draw),
+    Picture("follow_path.png", "Walk Along Path: Blender's Bezier circle on a turned, scaled object walked "
+            "by the walk and jog, seen from above", follow_path_numbers, follow_path_draw),
 )
 
 

@@ -7,7 +7,8 @@ layer and made its settings from the options (`python tests/settings_snapshot.py
 inside a bpy wheel's Python with the extension installed), and taken again from main once issue
 39's Add Root Motion and Export for Engine and issue 35's Unit had landed (they added to it and
 changed nothing in it); issue 41's gaits, Speed, Bake Blend Space and `blend-space` were added to it
-the same way (the new entries of a fresh record merged in, every other entry left as it was). The
+the same way (the new entries of a fresh record merged in, every other entry left as it was), and so
+were issue 43's Walk Along Path, its sidebar settings and `follow-path`. The
 tests compare the add-on of today with it, so that the split is shown to change no setting.
 """
 # mypy: disable-error-code="attr-defined,union-attr"

@@ -10,6 +10,7 @@ What a job does to clips needs no bpy and lives in recipes/; here is what it rea
 - transitions.py: Bake Transition, Find Target Time, Bake NLA Track
 - sync.py: Bake Sync Blend and its weight curve
 - blendspace.py: the armature's gaits and Bake Blend Space (its speed: constant, ramp, keyed)
+- path.py: Walk Along Path (a curve object's points, the speed along it)
 - results.py: a bake's result as a new action (`write_result`)
 - previews.py: the sidebar's previews, kept between redraws
 - root_motion.py: Add Root Motion
@@ -27,10 +28,26 @@ from ..recipes.blendspace import (
     blend_space_clip,
     check_count,
     gait_loops,
+    gait_rows,
     gaits_hint,
     result_name,
 )
 from ..recipes.events import feet_note, find_footsteps, foot_speed, lock_feet_clip
+from ..recipes.path import (
+    PathFile,
+    PathFileError,
+    Track,
+    check_any,
+    circle_xy,
+    constant_speed,
+    follow_clip,
+    line_xy,
+    read_path_csv,
+    start_floor,
+    target_clip,
+    travelled,
+    walked_name,
+)
 from ..recipes.previews import CyclePreview, FootstepPreview, GaitsPreview, SyncPreview
 from ..recipes.sync import (
     CYCLES_NEED_ONE_WEIGHT,
@@ -73,6 +90,7 @@ from .events import (
     write_event_curves,
 )
 from .files import export_bvh, import_files, save_blend
+from .path import Walked, curve_points, find_target, follow_path, idle_clip, object_track
 from .previews import action_key, forget_previews, preview_footsteps, preview_gaits, preview_sync
 from .results import PLAYS_ON, write_result
 from .root_motion import RootMotion, add_root_motion
@@ -80,6 +98,7 @@ from .scene import (
     ACTION,
     ARMATURE,
     BAKED_FROM,
+    GAIT,
     GAITS,
     NLA_TRACK,
     TWO_ACTIONS,
@@ -105,6 +124,7 @@ __all__ = [
     "CURVE_GROUP",
     "CYCLES_NEED_ONE_WEIGHT",
     "DEFAULT_RAMP",
+    "GAIT",
     "GAITS",
     "ITSELF_APART",
     "LOWER_PELVIS_HINT",
@@ -124,8 +144,12 @@ __all__ = [
     "GaitRow",
     "GaitsPreview",
     "JobError",
+    "PathFile",
+    "PathFileError",
     "RootMotion",
     "SyncPreview",
+    "Track",
+    "Walked",
     "action_key",
     "add_cycles_modifiers",
     "add_gait",
@@ -137,11 +161,15 @@ __all__ = [
     "bake_transition",
     "best_target_time",
     "blend_space_clip",
+    "check_any",
     "check_count",
     "check_lengths",
+    "circle_xy",
+    "constant_speed",
     "contact_masks",
     "core_method",
     "core_warnings",
+    "curve_points",
     "cycle_of",
     "default_ramp",
     "detect_events_from_curves",
@@ -152,38 +180,50 @@ __all__ = [
     "feet_note",
     "find_armature",
     "find_footsteps",
+    "find_target",
     "find_target_time",
+    "follow_clip",
+    "follow_path",
     "foot_speed",
     "forget_previews",
     "gait_armature",
     "gait_loops",
     "gait_names",
+    "gait_rows",
     "gaits_from_selected",
     "gaits_hint",
+    "idle_clip",
     "import_files",
     "in_user_words",
     "joint_mask",
     "key_speed",
     "key_weight_curve",
+    "line_xy",
     "lock_feet_action",
     "lock_feet_clip",
     "loops",
     "nla_actions",
+    "object_track",
     "played_cycles",
     "preview_footsteps",
     "preview_gaits",
     "preview_sync",
+    "read_path_csv",
     "remove_gait",
     "resolve_source",
     "result_name",
     "save_blend",
     "speed_curve",
     "speed_keys",
+    "start_floor",
     "sync_clip",
     "sync_weight",
+    "target_clip",
     "transition_clip",
     "transition_pieces",
+    "travelled",
     "unmet",
+    "walked_name",
     "write_event_curves",
     "write_result",
 ]

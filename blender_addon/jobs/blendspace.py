@@ -16,7 +16,7 @@ import numpy as np
 from .. import bridge, carry, compat
 from ..core.clip import Clip
 from ..errors import BridgeWarning, JobError
-from ..options import BlendSpaceOptions
+from ..options import BlendSpaceOptions, FollowPathOptions
 from ..recipes.blendspace import Baked, Keys, blend_space_clip, check_count, gait_loops, result_name
 from ..timing import Timing
 from .results import write_result
@@ -126,11 +126,13 @@ def read_gait(obj: Any, index: int, source: str = "AUTO") -> Clip:
     return clip
 
 
-def gait_clips(obj: Any, options: BlendSpaceOptions) -> list[Clip]:
+def gait_clips(obj: Any, options: BlendSpaceOptions | FollowPathOptions,
+               check: Callable[..., None] = check_count) -> list[Clip]:
     """Every gait of the armature as a clip (`read_gait`); an action read on `obj` that was made
     for another skeleton is refused (Allow Mismatch), and the gaits must be bones of `obj`, which
-    the bake is written on."""
-    check_count(gait_names(obj), obj.name)
+    the bake is written on. `check`: how many gaits the job needs (`check_count`: a blend space's
+    two or more)."""
+    check(gait_names(obj), obj.name)
     clips = []
     for i, gait in enumerate(obj.stride.gaits):
         clip = read_gait(obj, i, options.source)
@@ -161,6 +163,17 @@ def speed_curve(obj: Any) -> tuple[Any, Any]:
     return action, None
 
 
+def unkeyed_speed(obj: Any, action: Any) -> float:
+    """The armature's Speed where it is not keyed (in its active `action`, or it has none): its
+    value, baked all along, said in a warning."""
+    value = float(obj.stride.speed)
+    where = f" in its action {action.name!r}" if action is not None else ""
+    warnings.warn(f"the Speed of {obj.name!r} is not keyed{where}: baked at its value, {value:.2f} m/s, "
+                  "all along; key it over time (the Graph Editor shows it) for a speed that changes",
+                  BridgeWarning, stacklevel=3)
+    return value
+
+
 def speed_keys(obj: Any, timing: Timing, duration: float) -> tuple[Keys, Any]:
     """The armature's Speed on every frame a bake of `duration` seconds keys (`timing`), as Blender
     plays it from its active action: (keys, the F-curve read, or None when it is not keyed, then
@@ -169,12 +182,7 @@ def speed_keys(obj: Any, timing: Timing, duration: float) -> tuple[Keys, Any]:
     n = math.floor(duration * timing.fps + 1e-9) + 1
     times = np.arange(n) / timing.fps
     if fc is None:
-        value = float(obj.stride.speed)
-        where = f" in its action {action.name!r}" if action is not None else ""
-        warnings.warn(f"the Speed of {obj.name!r} is not keyed{where}: baked at its value, {value:.2f} m/s, "
-                      "all along; key it over time (the Graph Editor shows it) for a speed that changes",
-                      BridgeWarning, stacklevel=2)
-        return (times[[0, -1]], np.full(2, value)), None
+        return (times[[0, -1]], np.full(2, unkeyed_speed(obj, action))), None
     frames = timing.frame(times)
     return (times, np.array([fc.evaluate(float(f)) for f in frames])), fc
 

@@ -10,16 +10,18 @@ import bpy
 from .. import bridge
 from ..errors import JobError
 from ..recipes.blendspace import check_count
+from ..recipes.path import check_any
 
 # What an operator needs in its context (its poll); `unmet` says what is missing.
 ARMATURE, ACTION, TWO_ACTIONS, NLA_TRACK, GAITS = "ARMATURE", "ACTION", "TWO_ACTIONS", "NLA_TRACK", "GAITS"
+GAIT = "GAIT"
 
 
 def unmet(context: Any, need: str) -> str:
     """Why a command that needs `need` (ARMATURE, ACTION: an armature with an action, TWO_ACTIONS:
     and a second action to blend with, NLA_TRACK: an armature with NLA strips, GAITS: an armature
-    with two or more gaits) cannot run in `context`, as a poll message; '' when it can. Cheap:
-    polls and panels call it on every redraw."""
+    with two or more gaits, GAIT: with one or more) cannot run in `context`, as a poll message; ''
+    when it can. Cheap: polls and panels call it on every redraw."""
     try:
         obj = find_armature(context=context)
     except JobError as exc:
@@ -27,9 +29,10 @@ def unmet(context: Any, need: str) -> str:
     adt = obj.animation_data
     if need == ARMATURE:
         return ""
-    if need == GAITS:
+    if need in (GAITS, GAIT):
+        check = check_count if need == GAITS else check_any
         try:
-            check_count([g.action.name if g.action is not None else "?" for g in obj.stride.gaits], obj.name)
+            check([g.action.name if g.action is not None else "?" for g in obj.stride.gaits], obj.name)
         except JobError as exc:
             return _sentence(str(exc))
         return ""

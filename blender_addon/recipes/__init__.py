@@ -8,6 +8,8 @@ tests in tests/core run them without Blender.
 - transitions.py: a transition between two clips, the target time that best continues the source
 - sync.py: a synchronized blend of two cycles, the cycle of a clip, the weight that travels at a speed
 - blendspace.py: a blend space of gaits (their loops, speeds and cycles, one skeleton), the target speed
+- path.py: Walk Along Path (path files, circles and lines from a take's start, world points in an
+  armature's space, a keyed speed per meter of path, the core's warnings with their frames)
 - previews.py: what the sidebar shows before a bake
 - actions.py: the bridge's numbers (clip space from a world matrix, F-curve paths, key frames, rates)
 """

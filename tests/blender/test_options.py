@@ -28,6 +28,7 @@ COMMANDS = [
     ("add_root_motion", None, "RootMotionOptions"),
     ("export_engine", "export-engine", "EngineExportOptions"),
     ("bake_blend_space", "blend-space", "BlendSpaceOptions"),
+    ("follow_path", "follow-path", "FollowPathOptions"),
 ]
 # Operator properties that are no setting of the job: the file browser's.
 FILE_BROWSER = {"rna_type", "filepath", "directory", "files", "filter_glob", "check_existing"}
@@ -76,7 +77,7 @@ def test_each_operator_property_is_its_options_field_with_its_default(operator, 
 
 def test_every_operator_property_has_a_description(stride):
     operators = [name for name in dir(bpy.ops.stride) if not name.startswith("_")]
-    assert len(operators) == 20  # the sidebar's 18 and the Rig panel's 2
+    assert len(operators) == 21  # the sidebar's 19 and the Rig panel's 2
     for operator in operators:
         for prop in getattr(bpy.ops.stride, operator).get_rna_type().properties:
             if prop.identifier != "rna_type":
@@ -89,8 +90,9 @@ def test_each_cli_flag_is_its_options_field_with_its_default(operator, command, 
     parser = stride.cli.build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
     offered = {s for a in sub._actions for s in a.option_strings}
-    # transition, sequence and blend-space read BVH files, never an action: no read source.
-    files_only = {"--source"} if command in ("transition", "sequence", "blend-space") else set()
+    # transition, sequence, blend-space and follow-path read BVH files, never an action: no read source.
+    reads_files = ("transition", "sequence", "blend-space", "follow-path")
+    files_only = {"--source"} if command in reads_files else set()
     declared = {f.metadata["flag"] for f in fields.values() if f.metadata["flag"]} - files_only
     assert declared <= offered
     checked = 0
@@ -196,6 +198,7 @@ def test_cli_errors_name_the_flag_once(stride, tmp_path, capsys):
 FOOTSTEPS, EVENTS, DECODE, LOCK = "FootstepOptions", "EventOptions", "DecodeOptions", "LockFeetOptions"
 TRANSITION, NLA, SYNC = "TransitionOptions", "NlaBakeOptions", "SyncOptions"
 ROOT, ENGINE, BLEND = "RootMotionOptions", "EngineExportOptions", "BlendSpaceOptions"
+PATH = "FollowPathOptions"
 SIDEBAR = {
     "action": [(FOOTSTEPS, "action"), (EVENTS, "action"), (DECODE, "action"), (LOCK, "action"),
                (ROOT, "action")],
@@ -205,7 +208,8 @@ SIDEBAR = {
     "span": [(DECODE, "span")], "tolerance": [(DECODE, "tolerance")], "causal": [(DECODE, "causal")],
     "lifts": [(FOOTSTEPS, "lifts")],
     "source": [(FOOTSTEPS, "source"), (EVENTS, "source"), (LOCK, "source"), (TRANSITION, "source"),
-               (NLA, "source"), (SYNC, "source"), (ROOT, "source"), (ENGINE, "source"), (BLEND, "source")],
+               (NLA, "source"), (SYNC, "source"), (ROOT, "source"), (ENGINE, "source"), (BLEND, "source"),
+               (PATH, "source")],
     "lock_blend_time": [(LOCK, "blend_time")], "lower_pelvis": [(LOCK, "lower_pelvis")],
     **{name: [(TRANSITION, name)] for name in (
         "source_action", "source_time", "target_action", "target_time", "target_end", "blend_time",
@@ -216,15 +220,19 @@ SIDEBAR = {
         "action_a", "action_b", "weight", "weight_mode", "duration", "duration_unit", "frames_a",
         "frames_b", "cyclic", "in_place")},
     "target_speed": [(SYNC, "speed_mps")], "sync_mode": [(SYNC, "mode")], "sync_mask": [(SYNC, "mask")],
-    "lock_feet": [(TRANSITION, "lock_feet"), (NLA, "lock_feet"), (SYNC, "lock_feet"), (BLEND, "lock_feet")],
+    "lock_feet": [(TRANSITION, "lock_feet"), (NLA, "lock_feet"), (SYNC, "lock_feet"), (BLEND, "lock_feet"),
+                  (PATH, "lock_feet")],
     "allow_mismatch": [(TRANSITION, "allow_mismatch"), (NLA, "allow_mismatch"), (SYNC, "allow_mismatch"),
-                       (BLEND, "allow_mismatch")],
+                       (BLEND, "allow_mismatch"), (PATH, "allow_mismatch")],
     "root_smooth": [(ROOT, "smooth"), (ENGINE, "smooth")], "root_mode": [(ROOT, "mode"), (ENGINE, "mode")],
     "engine_actions": [(ENGINE, "actions")], "file_format": [(ENGINE, "file_format")],
     "engine": [(ENGINE, "engine")], "root_motion": [(ENGINE, "root_motion")],
     "speed_mode": [(BLEND, "speed_mode")], "space_speed": [(BLEND, "speed")],
     "ramp_from": [(BLEND, "ramp_from")], "ramp_to": [(BLEND, "ramp_to")],
     "space_duration": [(BLEND, "duration")],
+    "path_target": [(PATH, "target")], "path_speed_mode": [(PATH, "speed_mode")],
+    "path_speed": [(PATH, "speed")],
+    "idle_action": [(PATH, "idle_action")],
 }
 
 
@@ -241,7 +249,7 @@ def test_sidebar_settings_are_options_fields_and_hold_every_option(scene, stride
             assert (other.default, other.metadata) == (first.default, first.metadata), (name, other_cls)
     # Every option of every command the sidebar runs is one of its settings.
     covered = {pair for pairs in SIDEBAR.values() for pair in pairs}
-    for cls_name in (FOOTSTEPS, EVENTS, DECODE, LOCK, TRANSITION, NLA, SYNC, ROOT, ENGINE, BLEND):
+    for cls_name in (FOOTSTEPS, EVENTS, DECODE, LOCK, TRANSITION, NLA, SYNC, ROOT, ENGINE, BLEND, PATH):
         for f in dataclasses.fields(getattr(stride.options, cls_name)):
             assert (cls_name, f.name) in covered, (cls_name, f.name)
 
@@ -265,7 +273,7 @@ def test_sidebar_settings_reach_the_operator_buttons(scene, stride):
     for name, prop in props.items():
         if name != "weight_mode":  # its Curve keys a curve; the value is what matters here
             setattr(settings, name, other_value(prop))
-    for cls_name in (FOOTSTEPS, EVENTS, DECODE, LOCK, TRANSITION, NLA, SYNC, ROOT, ENGINE, BLEND):
+    for cls_name in (FOOTSTEPS, EVENTS, DECODE, LOCK, TRANSITION, NLA, SYNC, ROOT, ENGINE, BLEND, PATH):
         op = types.SimpleNamespace()
         stride.panels.fill_operator(op, settings, getattr(stride.options, cls_name))
         for name, fed in SIDEBAR.items():

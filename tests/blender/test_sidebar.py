@@ -37,7 +37,7 @@ def test_with_no_armature_only_import_runs_and_every_sub_panel_hides(scene, stri
     for name in operators():
         assert getattr(bpy.ops.stride, name).poll() == (name == "import_bvh"), name
     subs = [cls for cls in stride.panels.CLASSES if is_sub_panel(cls)]
-    assert len(subs) == len(stride.panels.CLASSES) - 1 == 12
+    assert len(subs) == len(stride.panels.CLASSES) - 1 == 13
     assert panel_polls(stride) == {cls.__name__: not is_sub_panel(cls) for cls in stride.panels.CLASSES}
     assert not bpy.types.VIEW3D_PT_stride_rig.poll(bpy.context)
     # The Stride panel says why; a button run anyway says it too (its poll message).
@@ -68,6 +68,7 @@ def test_polls_say_what_is_missing(scene, stride):
     polls = panel_polls(stride)
     assert polls.pop("VIEW3D_PT_stride_nla") and polls.pop("VIEW3D_PT_stride")  # the armature is enough
     assert polls.pop("VIEW3D_PT_stride_gaits")  # gaits may be other armatures' actions
+    assert polls.pop("VIEW3D_PT_stride_path")  # so may the gaits a path is walked with
     assert not any(polls.values())
     texts = [text for text, _ in stride.panels.status(bpy.context)]
     assert texts[0] == "02_01"
