@@ -16,9 +16,10 @@ _cli_handle: Any = None
 
 def _classes() -> tuple[Any, ...]:
     """The classes Blender registers, in order: properties before the operators and panels using them."""
-    from . import operators, panels, properties, rig
+    from . import gait_operators, operators, panels, properties, rig
 
-    return (*properties.CLASSES, *operators.CLASSES, *panels.LISTS, *panels.CLASSES, *rig.CLASSES)
+    return (*properties.CLASSES, *operators.CLASSES, *gait_operators.CLASSES, *panels.LISTS, *panels.CLASSES,
+            *rig.CLASSES)
 
 
 def register() -> None:

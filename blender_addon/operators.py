@@ -2,7 +2,8 @@
 
 An operator is declared with its command's options class (`options_class`): its properties are that
 class's fields (properties.FromOptions) and `read_options()` reads them back into it for the job. A
-new operator goes here, with its options class in options.py and its job in jobs/.
+new operator goes here (or in gait_operators.py, the gaits' own), with its options class in
+options.py and its job in jobs/.
 """
 
 from __future__ import annotations
@@ -13,18 +14,15 @@ from pathlib import Path
 from typing import Any
 
 import bpy
-import numpy as np
 from bpy.props import CollectionProperty, EnumProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from . import bridge, jobs
 from .options import (
-    BlendSpaceOptions,
     DecodeOptions,
     EngineExportOptions,
     EventOptions,
     ExportOptions,
-    FollowPathOptions,
     FootstepOptions,
     ImportOptions,
     LockFeetOptions,
@@ -37,7 +35,7 @@ from .properties import FromOptions, settings_options
 from .recipes.engine import EXTENSIONS
 
 
-class _JobOperator(FromOptions, bpy.types.Operator):
+class JobOperator(FromOptions, bpy.types.Operator):
     """One `execute` for every operator: `run` does the work; a user error is reported, not raised,
     and the warnings the core raises on the way are reported as warnings. `needs`: what the
     operator needs in the context (`jobs.unmet`), its poll's test and message. Every report and
@@ -81,7 +79,7 @@ class _JobOperator(FromOptions, bpy.types.Operator):
         return result
 
 
-class STRIDE_OT_import_bvh(_JobOperator, ImportHelper):
+class STRIDE_OT_import_bvh(JobOperator, ImportHelper):
     """Import BVH motion capture as an armature with an action (fast, bulk keys; Stride keeps the
     file's channel layout for exact read-back and export)"""
 
@@ -114,7 +112,7 @@ class STRIDE_OT_import_bvh(_JobOperator, ImportHelper):
         if not paths:
             self.tell("ERROR", "Choose a .bvh file to import")
             return {"CANCELLED"}
-        with _progress(context) as step:
+        with progress(context) as step:
             done, failed = jobs.import_files(context, paths, options=self.read_options(), progress=step)
         for message in failed:
             self.tell("WARNING" if done else "ERROR", message)
@@ -139,7 +137,7 @@ class STRIDE_FH_bvh(bpy.types.FileHandler):
         return context.area is not None and context.area.type == "VIEW_3D"
 
 
-class STRIDE_OT_export_bvh(_JobOperator, ExportHelper):  # type: ignore[misc]
+class STRIDE_OT_export_bvh(JobOperator, ExportHelper):  # type: ignore[misc]
     """Write the active armature's action to a BVH file (channel layout kept from the import)"""
 
     bl_idname = "stride.export_bvh"
@@ -162,7 +160,7 @@ class STRIDE_OT_export_bvh(_JobOperator, ExportHelper):  # type: ignore[misc]
 
 
 @contextmanager
-def _progress(context: Any) -> Iterator[Callable[[float], None]]:
+def progress(context: Any) -> Iterator[Callable[[float], None]]:
     """The window manager's progress bar for a long job: yields the job's progress callback."""
     wm = context.window_manager
     wm.progress_begin(0, 100)
@@ -172,7 +170,7 @@ def _progress(context: Any) -> Iterator[Callable[[float], None]]:
         wm.progress_end()
 
 
-class _ActionOperator(_JobOperator):
+class ActionOperator(JobOperator):
     """Shared by the operators that work on an armature's action (the active one by default)."""
 
     needs = jobs.ACTION
@@ -181,7 +179,7 @@ class _ActionOperator(_JobOperator):
         return jobs.find_armature(context=context)
 
 
-class STRIDE_OT_detect_footsteps(_ActionOperator):
+class STRIDE_OT_detect_footsteps(ActionOperator):
     """Mark footsteps (FootDown_L / FootDown_R pose markers, exact times kept) on the action.
     Re-running replaces only the markers Stride made; markers you added or moved stay"""
 
@@ -203,7 +201,7 @@ class STRIDE_OT_detect_footsteps(_ActionOperator):
         return {"FINISHED"}
 
 
-class STRIDE_OT_write_event_curves(_ActionOperator):
+class STRIDE_OT_write_event_curves(ActionOperator):
     """Write event-encoding (sin, cos), phase, contact and tag curves for the action's markers
     as F-curves on the armature's custom properties (Graph Editor). Replaces only Stride's curves"""
 
@@ -218,7 +216,7 @@ class STRIDE_OT_write_event_curves(_ActionOperator):
         return {"FINISHED"}
 
 
-class STRIDE_OT_detect_events_from_curves(_ActionOperator):
+class STRIDE_OT_detect_events_from_curves(ActionOperator):
     """Decode event-encoding curves (e.g. predicted by a network and keyed back) into pose
     markers with exact times: the inverse of Write Event Curves"""
 
@@ -234,7 +232,7 @@ class STRIDE_OT_detect_events_from_curves(_ActionOperator):
         return {"FINISHED"}
 
 
-class STRIDE_OT_bake_transition(_ActionOperator):
+class STRIDE_OT_bake_transition(ActionOperator):
     """Bake a transition from one action into another, or into another time of itself, as a new
     action on the armature (dead blending by default); the source actions are not changed"""
 
@@ -244,14 +242,14 @@ class STRIDE_OT_bake_transition(_ActionOperator):
     options_class = TransitionOptions
 
     def run(self, context: Any) -> set[str]:
-        with _progress(context) as step:
+        with progress(context) as step:
             options = self.read_options()
             action, clip = jobs.bake_transition(self.target(context), options=options, progress=step)
         self.tell("INFO", f"Baked action {action.name!r}: {clip.n_frames} frames")
         return {"FINISHED"}
 
 
-class STRIDE_OT_bake_nla_track(_ActionOperator):
+class STRIDE_OT_bake_nla_track(ActionOperator):
     """Bake what the NLA plays on the chosen tracks (all unmuted ones by default) into one new
     action, with dead-blended transitions where one strip takes over from another (over its Blend
     In or Out, else Blend Time); refuses, naming the strip and setting, what it cannot bake"""
@@ -263,14 +261,14 @@ class STRIDE_OT_bake_nla_track(_ActionOperator):
     needs = jobs.NLA_TRACK
 
     def run(self, context: Any) -> set[str]:
-        with _progress(context) as step:
+        with progress(context) as step:
             options = self.read_options()
             action, clip = jobs.bake_nla_track(self.target(context), options=options, progress=step)
         self.tell("INFO", f"Baked action {action.name!r}: {clip.n_frames} frames")
         return {"FINISHED"}
 
 
-class STRIDE_OT_bake_sync_blend(_ActionOperator):
+class STRIDE_OT_bake_sync_blend(ActionOperator):
     """Bake two cycles of different lengths (a walk and a run) blended in phase, feet planting
     together, as a new action on the armature; the source actions are not changed"""
 
@@ -281,7 +279,7 @@ class STRIDE_OT_bake_sync_blend(_ActionOperator):
     needs = jobs.TWO_ACTIONS
 
     def run(self, context: Any) -> set[str]:
-        with _progress(context) as step:
+        with progress(context) as step:
             options = self.read_options()
             action, clip, used = jobs.bake_sync_blend(self.target(context), options=options, progress=step)
         weight = f" at weight {used:.3f}" if used is not None else ""
@@ -289,7 +287,7 @@ class STRIDE_OT_bake_sync_blend(_ActionOperator):
         return {"FINISHED"}
 
 
-class STRIDE_OT_pick_time(_ActionOperator):
+class STRIDE_OT_pick_time(ActionOperator):
     """Use the current frame as the source time, target time or target end (seconds into that
     action)"""
 
@@ -313,7 +311,7 @@ class STRIDE_OT_pick_time(_ActionOperator):
         return {"FINISHED"}
 
 
-class STRIDE_OT_lock_feet(_ActionOperator):
+class STRIDE_OT_lock_feet(ActionOperator):
     """Bake a new action whose planted feet stay where they land (two-bone leg IK, the rest of the
     body untouched). Contacts from the action's stride_contact curves when it has them"""
 
@@ -323,7 +321,7 @@ class STRIDE_OT_lock_feet(_ActionOperator):
     options_class = LockFeetOptions
 
     def run(self, context: Any) -> set[str]:
-        with _progress(context) as step:
+        with progress(context) as step:
             options = self.read_options()
             act, clip, notes = jobs.lock_feet_action(self.target(context), options=options, progress=step)
         for note in notes[1:]:
@@ -332,7 +330,7 @@ class STRIDE_OT_lock_feet(_ActionOperator):
         return {"FINISHED"}
 
 
-class STRIDE_OT_find_target_time(_ActionOperator):
+class STRIDE_OT_find_target_time(ActionOperator):
     """Set Target Time to the moment of the target action whose pose and motion best continue the
     source at Source Time (motion matching: legs, root velocity, planted feet, gait phase)"""
 
@@ -355,7 +353,7 @@ class STRIDE_OT_find_target_time(_ActionOperator):
         return {"FINISHED"}
 
 
-class STRIDE_OT_refresh_previews(_JobOperator):
+class STRIDE_OT_refresh_previews(JobOperator):
     """Compute the sidebar's previews (footsteps, cycles, speeds) again, after editing keys"""
 
     bl_idname = "stride.refresh_previews"
@@ -370,7 +368,7 @@ class STRIDE_OT_refresh_previews(_JobOperator):
         return {"FINISHED"}
 
 
-class STRIDE_OT_add_root_motion(_ActionOperator):
+class STRIDE_OT_add_root_motion(ActionOperator):
     """Bake the action with a root bone that carries the travel on the floor (root motion for game
     engines): adds a root bone where the armature has none (a rig with controls: on Stride's copy
     of its deform skeleton); the source action is not changed"""
@@ -382,7 +380,7 @@ class STRIDE_OT_add_root_motion(_ActionOperator):
 
     def run(self, context: Any) -> set[str]:
         obj = self.target(context)
-        with _progress(context) as step:
+        with progress(context) as step:
             done = jobs.add_root_motion(obj, options=self.read_options(), progress=step)
         if done.armature is not obj:  # the next command works on the copy the result plays on
             obj.select_set(False)
@@ -394,7 +392,7 @@ class STRIDE_OT_add_root_motion(_ActionOperator):
         return {"FINISHED"}
 
 
-class STRIDE_OT_export_engine(_ActionOperator, ExportHelper):  # type: ignore[misc]
+class STRIDE_OT_export_engine(ActionOperator, ExportHelper):  # type: ignore[misc]
     """Write the armature and its actions for a game engine through Blender's FBX or glTF exporter
     (root bone, no leaf bones, every key), with their markers and Stride's curves beside the file
     (<name>.events.json)"""
@@ -414,7 +412,7 @@ class STRIDE_OT_export_engine(_ActionOperator, ExportHelper):  # type: ignore[mi
         return EXTENSIONS.get(self.file_format, ".fbx")  # type: ignore[attr-defined]
 
     def run(self, context: Any) -> set[str]:
-        with _progress(context) as step:
+        with progress(context) as step:
             done = jobs.export_engine(self.target(context), self.filepath,
                                         options=self.read_options(), progress=step)
         made = f"; made {', '.join(repr(n) for n in done.made)}" if done.made else ""
@@ -423,135 +421,26 @@ class STRIDE_OT_export_engine(_ActionOperator, ExportHelper):  # type: ignore[mi
         return {"FINISHED"}
 
 
-class STRIDE_OT_gait_add(_ActionOperator):
-    """Add the armature's active action to its gaits, for Bake Blend Space (a walk, a jog, a run,
-    ...: a take or a loop)"""
-
-    bl_idname = "stride.gait_add"
-    bl_label = "Add Gait"
-    bl_options = {"REGISTER", "UNDO"}
-
-    def run(self, context: Any) -> set[str]:
-        obj = self.target(context)
-        gait = jobs.add_gait(obj, obj.animation_data.action)
-        self.tell("INFO", f"Added gait {gait.action.name!r} to {obj.name!r} ({len(obj.stride.gaits)} gaits)")
-        return {"FINISHED"}
-
-
-class STRIDE_OT_gait_remove(_JobOperator):
-    """Remove the chosen gait from the armature's gaits (its action stays)"""
-
-    bl_idname = "stride.gait_remove"
-    bl_label = "Remove Gait"
-    bl_options = {"REGISTER", "UNDO"}
-    needs = jobs.ARMATURE
-
-    @classmethod
-    def poll(cls, context: Any) -> bool:
-        if not super().poll(context):
-            return False
-        obj = jobs.find_armature(context=context)
-        return bool(len(obj.stride.gaits)) or cls.refuse(f"{obj.name!r} has no gaits to remove")
-
-    def run(self, context: Any) -> set[str]:
-        obj = jobs.find_armature(context=context)
-        name = jobs.remove_gait(obj, obj.stride.gait_index)
-        self.tell("INFO", f"Removed gait {name!r} from {obj.name!r} ({len(obj.stride.gaits)} gaits)")
-        return {"FINISHED"}
-
-
-class STRIDE_OT_gaits_from_selected(_JobOperator):
-    """Add the active actions of the selected armatures of this armature's skeleton to the active
-    armature's gaits, each read on the armature it was made for"""
-
-    bl_idname = "stride.gaits_from_selected"
-    bl_label = "Gaits from Selected"
-    bl_options = {"REGISTER", "UNDO"}
-    needs = jobs.ARMATURE
-
-    def run(self, context: Any) -> set[str]:
-        obj = jobs.find_armature(context=context)
-        added, already, skipped = jobs.gaits_from_selected(obj, context.selected_objects)
-        for why in skipped:
-            self.tell("WARNING", f"Not added: {why}")
-        if not added:
-            gaits = ", ".join(repr(n) for n in already)
-            said = ("no selected armature has an active action to add" if not (already or skipped) else
-                    "nothing new to add" + (f": {gaits} already gaits" if already else ""))
-            self.tell("ERROR", f"{said[:1].upper()}{said[1:]}; select armatures of this skeleton with the "
-                               "takes of other gaits active, then this one last")
-            return {"CANCELLED"}
-        self.tell("INFO", f"Added {len(added)} gait(s) to {obj.name!r}: {', '.join(repr(n) for n in added)} "
-                          f"({len(obj.stride.gaits)} gaits)")
-        return {"FINISHED"}
-
-
-class STRIDE_OT_bake_blend_space(_JobOperator):
-    """Bake the armature's gaits blended by speed, in step (feet planting together), as a new action:
-    at a constant speed, a ramp, or the armature's Speed as keyed; the gaits' actions are not changed"""
-
-    bl_idname = "stride.bake_blend_space"
-    bl_label = "Bake Blend Space"
-    bl_options = {"REGISTER", "UNDO"}
-    options_class = BlendSpaceOptions
-    needs = jobs.GAITS
-
-    def run(self, context: Any) -> set[str]:
-        obj = jobs.find_armature(context=context)
-        with _progress(context) as step:
-            action, baked = jobs.bake_blend_space(obj, options=self.read_options(), progress=step)
-        speeds = baked.keys[1]
-        steady = np.ptp(speeds) < 5e-3
-        said = f"{speeds[0]:.2f} m/s" if steady else f"{speeds.min():.2f}-{speeds.max():.2f} m/s"
-        self.tell("INFO", f"Baked action {action.name!r}: {baked.clip.n_frames} frames at {said}, "
-                          f"{len(baked.rows)} gaits")
-        return {"FINISHED"}
-
-
-class STRIDE_OT_follow_path(_JobOperator):
-    """Walk the armature's gaits along a curve (the Target) at a speed, or after an animated object in
-    time, feet planted through the turns, from and into an Idle if chosen, as a new action from the
-    current frame; the gaits' actions are not changed"""
-
-    bl_idname = "stride.follow_path"
-    bl_label = "Walk Along Path"
-    bl_options = {"REGISTER", "UNDO"}
-    options_class = FollowPathOptions
-    needs = jobs.GAIT
-
-    def run(self, context: Any) -> set[str]:
-        obj = jobs.find_armature(context=context)
-        with _progress(context) as step:
-            action, walked = jobs.follow_path(obj, options=self.read_options(),
-                                              selected=context.selected_objects, progress=step)
-        clip = walked.clip
-        steps = sum(len(v) for k, v in clip.events.items() if k.startswith("FootDown"))
-        self.tell("INFO", f"Baked action {action.name!r}: {clip.n_frames} frames along {walked.along!r}, "
-                          f"{steps} footsteps, from frame {walked.first:g}")
-        return {"FINISHED"}
-
-
-def _menu_export(self: Any, context: Any) -> None:
+def menu_export(self: Any, context: Any) -> None:
     self.layout.operator(STRIDE_OT_export_bvh.bl_idname, text="Motion Capture (.bvh) - Stride")
 
 
-def _menu_import(self: Any, context: Any) -> None:
+def menu_import(self: Any, context: Any) -> None:
     self.layout.operator(STRIDE_OT_import_bvh.bl_idname, text="Motion Capture (.bvh) - Stride")
 
 
 def register_menus() -> None:
-    bpy.types.TOPBAR_MT_file_import.append(_menu_import)  # type: ignore[arg-type]
-    bpy.types.TOPBAR_MT_file_export.append(_menu_export)  # type: ignore[arg-type]
+    bpy.types.TOPBAR_MT_file_import.append(menu_import)  # type: ignore[arg-type]
+    bpy.types.TOPBAR_MT_file_export.append(menu_export)  # type: ignore[arg-type]
 
 
 def unregister_menus() -> None:
-    bpy.types.TOPBAR_MT_file_export.remove(_menu_export)  # type: ignore[arg-type]
-    bpy.types.TOPBAR_MT_file_import.remove(_menu_import)  # type: ignore[arg-type]
+    bpy.types.TOPBAR_MT_file_export.remove(menu_export)  # type: ignore[arg-type]
+    bpy.types.TOPBAR_MT_file_import.remove(menu_import)  # type: ignore[arg-type]
 
 
 CLASSES = (STRIDE_OT_import_bvh, STRIDE_FH_bvh, STRIDE_OT_export_bvh, STRIDE_OT_detect_footsteps,
            STRIDE_OT_write_event_curves, STRIDE_OT_detect_events_from_curves, STRIDE_OT_bake_transition,
            STRIDE_OT_bake_nla_track, STRIDE_OT_pick_time, STRIDE_OT_bake_sync_blend, STRIDE_OT_lock_feet,
            STRIDE_OT_find_target_time, STRIDE_OT_refresh_previews, STRIDE_OT_add_root_motion,
-           STRIDE_OT_export_engine, STRIDE_OT_gait_add, STRIDE_OT_gait_remove, STRIDE_OT_gaits_from_selected,
-           STRIDE_OT_bake_blend_space, STRIDE_OT_follow_path)
+           STRIDE_OT_export_engine)

@@ -319,8 +319,8 @@ def test_file_menus_offer_stride_import_and_export(stride):
             self.items.append((idname, text))
 
     menus: list[tuple[Any, Any, str]] = [
-        (bpy.types.TOPBAR_MT_file_import, stride.operators._menu_import, "stride.import_bvh"),
-        (bpy.types.TOPBAR_MT_file_export, stride.operators._menu_export, "stride.export_bvh")]
+        (bpy.types.TOPBAR_MT_file_import, stride.operators.menu_import, "stride.import_bvh"),
+        (bpy.types.TOPBAR_MT_file_export, stride.operators.menu_export, "stride.export_bvh")]
     for menu, draw, idname in menus:
         assert draw in menu._dyn_ui_initialize()  # what the menu draws, appended functions included
         holder = type("Menu", (), {"layout": Layout()})()
