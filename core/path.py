@@ -747,6 +747,10 @@ def _standing(idle: Any, ref: Clip, feet: FeetSpec | None, fps: float) -> Clip:
         idle = idle[idle.motion_start:]
     if idle.fps != fps:
         idle = resample.resample(idle, fps)
+    if idle.n_frames < 2:  # the stop's transition needs a frame of the idle to land on after its first
+        named = f"the idle {idle.name}" if idle.name else "the idle"
+        raise ValueError(f"{named} has {idle.n_frames} frame of motion: give a standing clip of two frames "
+                         "or more")
     moves = _root_speed(idle)
     if moves > root.STILL_MPS:
         named = f"the idle {idle.name}" if idle.name else "the idle"

@@ -572,6 +572,9 @@ def test_an_idle_that_travels_or_is_not_a_clip_is_refused(gaits):
         path.follow(loops, points, 1.3, idle=bvh.load(take_path("dataset-1_walk_normal_001")))
     with pytest.raises(TypeError, match="standing Clip"):
         path.follow(loops, points, 1.3, idle="idle.bvh")  # type: ignore[arg-type]
+    bow = bvh.load(take_path("dataset-1_bow_normal_001"))
+    with pytest.raises(ValueError, match=r"has 1 frame of motion: give a standing clip of two frames"):
+        path.follow(loops, points, 1.3, idle=bow[bow.motion_start + 5:bow.motion_start + 6])
 
 
 # -- following a target in time (issue 43) -------------------------------------------------------
