@@ -1,5 +1,5 @@
 """House rules read from the code itself (ast, no imports): no module reads another's private
-names, and no import cycles.
+names, no import cycles, and no file of the Blender layer over 500 lines.
 
 A private name is one with a single leading underscore (`_mul_c`, not `__version__`). Reading one
 across modules is `from x import _y` or `x._y` where `x` is a module of the repo (however it was
@@ -255,3 +255,13 @@ def test_the_cycle_scan_counts_imports_inside_functions():
     assert "core.body" in import_graph(("core",), allowed=set())["core.clip"]
     assert any({"core.clip", "core.body"} <= set(c) for c in cycles(import_graph(("core",), allowed=set())))
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+BLENDER_LINES = 500
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if n.startswith("blender_addon")))
+def test_no_file_of_the_blender_layer_is_over_500_lines(name):
+    """Issue 40: the Blender layer split by job, each file one responsibility, none over 500 lines."""
+    lines = MODULES[name].read_text(encoding="utf-8").count("\n")
+    assert lines <= BLENDER_LINES, f"{MODULES[name].relative_to(ROOT)} has {lines} lines"
