@@ -46,7 +46,12 @@ and the most bent, on the side it bends to): a dead-blended run -> walk carried 
 knee 29 degrees past straight where neither take goes past 6. A knee the window takes past that
 range is eased back to within `knees.SOFT` of it (dead blending: its extrapolation too), smoothly,
 so where a source knee runs into its own limit at the switch the output slows it there, as the
-take itself does a frame later.
+take itself does a frame later. The easing comes in from none on the first blended frame over
+0.1 s (a smoothstep), so the knee crosses the switch at the blend's own velocity: eased at once,
+the switch's velocity change grew on 109 of 936 test switches (the mean rotation change up to
+2.18x the unmodified blend's). A frame still past the range by more than `knees.SOFT` is eased to
+within SOFT + `knees.SLACK` (2.75 degrees): where a blend's first frame is past by more than
+SOFT, the switch changes velocity there still (45 of the 936, up to 1.88x).
 
 Joints that would turn too fast (dead blending and inertialization, `extend_fast_joints=True`): a
 joint whose poses in the two takes lie far apart turns through the whole difference within the
@@ -169,6 +174,9 @@ _LETGO_SECONDS = 0.5
 _FAST_JOINT = 1.1
 _LONGEST = 3.0
 _GRID = 8  # frame counts from blend_time to the longest, tried before halving between two
+# Seconds over which a knee kept in range (`knees.keep`) takes its turn back in, from none on the
+# first blended frame: eased there at once, the switch's velocity changed up to 2.18x more.
+_KNEE_EASE = 0.1
 
 
 def smoothstep(x: npt.ArrayLike) -> Array:
@@ -500,7 +508,15 @@ def _made(sw: _Switch, window: Window) -> tuple[Array, Array, Array | None]:
     shift = None
     if travel is not None and sw.anchored:
         pos, shift = _travelled(sw, pos, travel)
-    return knees.keep(rot, pos, sw.src.parents, sw.knees), pos, shift
+    return knees.keep(rot, pos, sw.src.parents, sw.knees, _knee_share(sw)[1:]), pos, shift
+
+
+def _knee_share(sw: _Switch) -> Array:
+    """[W + 1] how much of `knees.keep`'s turn each frame k = 0..W of the window takes: none up to
+    the first blended frame, rising by a smoothstep over `_KNEE_EASE` seconds, so a knee eased
+    back into its range keeps the velocity it crosses the switch with."""
+    n = max(math.ceil(_KNEE_EASE * sw.src.fps - _FRAME_SNAP), 1)
+    return smoothstep((np.arange(sw.n_window + 1) - 1.0) / n)
 
 
 def _window_speeds(sw: _Switch, rot: Array) -> Array:
@@ -751,7 +767,10 @@ def dead_blend(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_tim
         r = sw.src.root
         hl_rot[r] = hl_pos[r] = root_halflife
         ext_x = extrapolate(sw.x0, sw.v0, hl_pos, sw.t)
-        ext_q = knees.keep(extrapolate_rotation(sw.q0, sw.w0, hl_rot, sw.t), ext_x, sw.src.parents, sw.knees)
+        # Eased in as the output is, and not held near the range meanwhile: the output's own
+        # `knees.keep` does that, where the blend is past it.
+        ext_q = knees.keep(extrapolate_rotation(sw.q0, sw.w0, hl_rot, sw.t), ext_x, sw.src.parents, sw.knees,
+                           _knee_share(sw), slack=math.inf)
         rot, pos = _blend_window(sw, ext_q, ext_x)
         return rot, pos, Travel(np.diff(ext_x[:, r], axis=0), sw.alpha[1:, r])
 
