@@ -154,8 +154,8 @@ def keep(rotations: Array, positions: Array, parents: np.ndarray, knees: list[Kn
         beyond = np.where(below, k.lo - past, past - k.hi)
         eased = SOFT * np.tanh(beyond / SOFT)
         if share is not None:
-            # Taken in by share, and never further out than SOFT + SLACK: what a frame that keeps
-            # its velocity is past SOFT (a blend's first frame up to 5.4 degrees) eases back.
+            # Taken in by share; a frame left further out than SOFT (a blend's first frame, kept
+            # as it is, is up to 5.4 degrees past) is eased to within SOFT + slack.
             eased = beyond - np.asarray(share, dtype=np.float64)[fix] * (beyond - eased)
             if math.isfinite(slack):
                 eased = np.where(eased > SOFT, SOFT + slack * np.tanh((eased - SOFT) / slack), eased)
