@@ -53,7 +53,9 @@ the switch's velocity change grew on 109 of 936 test switches (the mean rotation
 within SOFT + `knees.SLACK` (2.75 degrees): where a blend's first frame is past by more than
 SOFT, the switch changes velocity there still (45 of the 936, up to 1.88x).
 
-Joints that would turn too fast (dead blending and inertialization, `extend_fast_joints=True`): a
+Joints that would turn too fast (dead blending and inertialization, re-anchored; the
+`extend_fast_joints` option, whose default follows `reanchor`, since with reanchor=False the
+output after the blend is dst's own frames as Blender's NLA plays them): a
 joint whose poses in the two takes lie far apart turns through the whole difference within the
 blend: Bandai's elbows, bent 7-22 degrees walking and 108-137 running, turned 110 degrees by a
 0.2 s smoothstep at 1.6x the fastest any joint of either take turns (`metrics.peak_angular_speed`
@@ -727,8 +729,8 @@ def _shared_stances(src_on: np.ndarray, dst_on: np.ndarray, leads: np.ndarray) -
 def dead_blend(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float = 0.25, *,
                halflife: str | float = "auto", halflife_scale: float = 0.3, halflife_min: float = 0.1,
                halflife_max: float = 1.0, root_halflife: float = 5.0, max_speed: float | None = None,
-               mask: npt.ArrayLike | None = None, feet: FeetSpec | None = None,
-               lock_feet: bool = False, reanchor: bool = True, extend_fast_joints: bool = True) -> Clip:
+               mask: npt.ArrayLike | None = None, feet: FeetSpec | None = None, lock_feet: bool = False,
+               reanchor: bool = True, extend_fast_joints: bool | None = None) -> Clip:
     """Dead-blended transition from src at src_time to dst at dst_time (seconds), at src.fps.
 
     The source pose at the switch keeps moving with its velocity decaying by `halflife` seconds
@@ -743,7 +745,9 @@ def dead_blend(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_tim
     `crossfade(hold_source=True)` does (the root then starts its travel from rest). Knees stay
     within the takes' range (`knees.keep`), the extrapolation's too. `extend_fast_joints`: a
     joint whose blend would turn faster than 1.1x the takes' fastest joint blends for longer (up
-    to 3x blend_time, see the module notes); False blends every joint over blend_time.
+    to 3x blend_time, see the module notes); False blends every joint over blend_time; None (the
+    default) is `reanchor`: with reanchor=False the output after the blend is dst's own frames,
+    as Blender's NLA plays them, and stays so.
     """
     if isinstance(halflife, str):
         if halflife != "auto":
@@ -775,7 +779,7 @@ def dead_blend(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_tim
         return rot, pos, Travel(np.diff(ext_x[:, r], axis=0), sw.alpha[1:, r])
 
     return _transition(src, dst, src_time, dst_time, blend_time, mask, max_speed, window, "dead_blend", feet,
-                       lock_feet, reanchor, extend_fast_joints)
+                       lock_feet, reanchor, reanchor if extend_fast_joints is None else extend_fast_joints)
 
 
 def spring_offset(x0: npt.ArrayLike, v0: npt.ArrayLike, halflife: npt.ArrayLike, t: npt.ArrayLike) -> Array:
@@ -826,8 +830,8 @@ INERTIALIZATIONS = ("quintic", "cubic", "spring")
 
 def inertialize(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float = 0.25, *,
                 kind: str = "quintic", max_speed: float | None = None,
-                mask: npt.ArrayLike | None = None, feet: FeetSpec | None = None,
-                lock_feet: bool = False, reanchor: bool = True, extend_fast_joints: bool = True) -> Clip:
+                mask: npt.ArrayLike | None = None, feet: FeetSpec | None = None, lock_feet: bool = False,
+                reanchor: bool = True, extend_fast_joints: bool | None = None) -> Clip:
     """Inertialized transition: the re-anchored dst plus the offset src - dst at the switch,
     decaying to zero over blend_time; same layout and arguments as `dead_blend`.
 
@@ -890,7 +894,7 @@ def inertialize(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_ti
                 Travel(steps, 1.0 - share))
 
     return _transition(src, dst, src_time, dst_time, blend_time, mask, max_speed, window, "inertialize", feet,
-                       lock_feet, reanchor, extend_fast_joints)
+                       lock_feet, reanchor, reanchor if extend_fast_joints is None else extend_fast_joints)
 
 
 def crossfade(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float = 0.25, *,
