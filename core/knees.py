@@ -18,6 +18,7 @@ plane it bends in stay the pose's.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -35,6 +36,9 @@ _BENT = np.radians(15.0)
 # it crosses the end: the move away from it is not cut short with a jump in speed) and stops
 # short of SOFT.
 SOFT = np.radians(2.0)
+# Where `keep` takes only a share of its turn (a transition's first frames, keeping the knee's
+# velocity at the switch), a knee still past SOFT is eased to within SOFT + SLACK.
+SLACK = np.radians(0.75)
 
 
 class Knee(NamedTuple):
@@ -124,12 +128,16 @@ def ranges(*clips: Clip) -> list[Knee]:
     return out
 
 
-def keep(rotations: Array, positions: Array, parents: np.ndarray, knees: list[Knee]) -> Array:
+def keep(rotations: Array, positions: Array, parents: np.ndarray, knees: list[Knee],
+         share: npt.ArrayLike | None = None, slack: float = SLACK) -> Array:
     """Local rotations [T, J, 4] with each knee outside its range eased back to within `SOFT` of
     the nearest end (past it by x: by SOFT tanh(x / SOFT)): the knee's local rotation turned
     about the axis of its own bend (thigh x shin, the range's axis where the knee is straight)
     by the difference, so the shin stays in the plane it bends in. Positions [T, J, 3] are the
-    pose's. A copy when anything changes, else `rotations`."""
+    pose's. `share` [T] in [0, 1]: how much of that turn each frame takes (None: all of it; a
+    transition eases it in from 0 so the knee keeps its velocity at the switch), a frame left
+    past SOFT eased to within SOFT + `slack` (inf: not). A copy when anything changes, else
+    `rotations`."""
     out = rotations
     for k in knees:
         thigh, shin = _thigh_shin(out, positions, parents, k.hip, k.knee, k.ankle)
@@ -142,8 +150,16 @@ def keep(rotations: Array, positions: Array, parents: np.ndarray, knees: list[Kn
         if not fix.size:
             continue
         past = signed[fix]
-        want = np.where(past < k.lo, k.lo - SOFT * np.tanh((k.lo - past) / SOFT),
-                        k.hi + SOFT * np.tanh((past - k.hi) / SOFT))
+        below = past < k.lo
+        beyond = np.where(below, k.lo - past, past - k.hi)
+        eased = SOFT * np.tanh(beyond / SOFT)
+        if share is not None:
+            # Taken in by share; a frame left further out than SOFT (a blend's first frame, kept
+            # as it is, is up to 5.4 degrees past) is eased to within SOFT + slack.
+            eased = beyond - np.asarray(share, dtype=np.float64)[fix] * (beyond - eased)
+            if math.isfinite(slack):
+                eased = np.where(eased > SOFT, SOFT + slack * np.tanh((eased - SOFT) / slack), eased)
+        want = np.where(below, k.lo - eased, k.hi + eased)
         # Turning about thigh x shin by +x opens the knee by x: the signed change, on the side it is on.
         lengths = np.linalg.norm(thigh[fix], axis=-1) * np.linalg.norm(shin[fix], axis=-1)
         straight = size[fix] <= 1e-12 * lengths

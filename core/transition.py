@@ -12,7 +12,8 @@ the same way, so the methods compare frame for frame (see `core.metrics`):
   `up` and `forward`), heights kept. From output frame i_s + ceil(blend_time fps) on, the output
   is that re-anchored dst: bit for bit after a crossfade or a cut; after dead blending and
   inertialization, which blend the root's travel by velocity (below), moved rigidly over the floor
-  to go on from where the blend took the root. `reanchor=False` (every method, and `sequence`)
+  to go on from where the blend took the root (a joint that would turn too fast blends on into
+  those frames, below). `reanchor=False` (every method, and `sequence`)
   leaves dst where it is and blends the root's positions: after the blend the output is dst's
   own frames, bit for bit (as Blender's NLA plays strips: each where its action puts it).
 - Events: src's up to the switch, dst's strictly after i_d (moved to output time), and
@@ -45,7 +46,27 @@ and the most bent, on the side it bends to): a dead-blended run -> walk carried 
 knee 29 degrees past straight where neither take goes past 6. A knee the window takes past that
 range is eased back to within `knees.SOFT` of it (dead blending: its extrapolation too), smoothly,
 so where a source knee runs into its own limit at the switch the output slows it there, as the
-take itself does a frame later.
+take itself does a frame later. The easing comes in from none on the first blended frame over
+0.1 s (a smoothstep), so the knee crosses the switch at the blend's own velocity: eased at once,
+the switch's velocity change grew on 109 of 936 test switches (the mean rotation change up to
+2.18x the unmodified blend's). A frame still past the range by more than `knees.SOFT` is eased to
+within SOFT + `knees.SLACK` (2.75 degrees): where a blend's first frame is past by more than
+SOFT, the switch changes velocity there still (45 of the 936, up to 1.88x).
+
+Joints that would turn too fast (dead blending and inertialization, re-anchored; the
+`extend_fast_joints` option, whose default follows `reanchor`, since with reanchor=False the
+output after the blend is dst's own frames as Blender's NLA plays them): a
+joint whose poses in the two takes lie far apart turns through the whole difference within the
+blend: Bandai's elbows, bent 7-22 degrees walking and 108-137 running, turned 110 degrees by a
+0.2 s smoothstep at 1.6x the fastest any joint of either take turns (`metrics.peak_angular_speed`
+over both whole takes), a pop no animator keeps. Such a joint, one whose window would turn faster
+than 1.1x that, blends over a longer time of its own: the shortest whole number of frames, up to
+3x blend_time, that keeps it within 1.1x (dead blending's smoothstep, inertialization's offset
+decay, per joint). The rest of the body keeps blend_time, and the output's length, the switch and
+the root are unchanged: the extended joints simply blend on into dst's frames past the window.
+Where every joint is within it nothing changes, bit for bit; where no length brings a joint
+within it (an offset carrying a fast source's velocity on for longer can turn it faster), it takes
+the length it turns slowest at. Fingers are not read (CMU thumbs flip half a turn between frames).
 
 Dead blending (D. Holden's "Dead Blending", 2023, and his later per-axis half-lives; Unreal
 5.3's Dead Blending node): the source pose and velocity at the switch are extrapolated with
@@ -146,6 +167,15 @@ _CONTACT_SECONDS = 2.0
 _DOWN_LEGS = 0.05
 # Seconds a lock let go in the window has to fade out where the foot's next contact is not in sight.
 _LETGO_SECONDS = 0.5
+# A joint whose blend would turn faster than this times the takes' fastest joint blends for
+# longer (issue 37 bounds a window's fastest turn at 1.2x the takes'; the margin leaves room for
+# the knees' easing and the frames the search rounds to), up to _LONGEST x blend_time.
+_FAST_JOINT = 1.1
+_LONGEST = 3.0
+_GRID = 8  # frame counts from blend_time to the longest, tried before halving between two
+# Seconds over which a knee kept in range (`knees.keep`) takes its turn back in, from none on the
+# first blended frame: eased there at once, the switch's velocity changed up to 2.18x more.
+_KNEE_EASE = 0.1
 
 
 def smoothstep(x: npt.ArrayLike) -> Array:
@@ -226,6 +256,7 @@ class _Switch(NamedTuple):
     xd: Array  # [W + 1, J, 3]
     anchored: bool  # dst re-anchored onto src
     knees: list[knees.Knee]  # both takes' knee ranges
+    durations: Array  # [J] seconds each joint blends over (blend_time, longer for a fast joint)
 
     @property
     def n_window(self) -> int:
@@ -286,22 +317,37 @@ def _switch(src: Clip, dst: Clip, i_s: int, i_d: int, blend_time: float,
     if anchored:
         anchor = _trajectory_until(src, i_s + 1)
         dst = reanchor(dst, i_d, anchor.position[i_s], _entry_heading(src, anchor, i_s, dst, i_d))
-    # Frame i_s + K is the first at alpha = 1 (K dt >= blend_time); W frames in between blend.
-    n_full = math.ceil(blend_time * fps - _FRAME_SNAP)
-    n_window = max(min(n_full - 1, dst.n_frames - 1 - i_d), 0)
-    t = np.arange(n_window + 1) / fps
-    alpha = smoothstep(t / blend_time) if blend_time > 0.0 else np.ones(n_window + 1)
-    # The mask scales the source's share, 1 - alpha: mask 0 is a cut.
-    alpha_j = 1.0 - m * (1.0 - alpha[:, None])
     prev = _rooted(src, [max(i_s - 1, 0), i_s])
     w0, v0 = _velocity(*prev, fps)
     if max_speed is not None:
         speed = np.linalg.norm(w0, axis=-1, keepdims=True)
         w0 = w0 * np.minimum(1.0, max_speed / np.maximum(speed, 1e-300))
-    qd, xd = _rooted(dst, np.arange(i_d, i_d + n_window + 1))
-    ranges = knees.ranges(src, dst) if n_window else []
-    return _Switch(src, dst, i_s, i_d, t, alpha_j, m, prev[0][1], prev[1][1], w0, v0, qd, xd, anchored,
-                   ranges)
+    durations = np.full(src.n_joints, blend_time)
+    n_window = _window_frames(durations, fps, dst.n_frames - 1 - i_d)
+    none = np.zeros((0, src.n_joints, 4))
+    sw = _Switch(src, dst, i_s, i_d, none[:, 0, 0], none[:, :, 0], m, prev[0][1], prev[1][1], w0, v0, none,
+                 none[..., :3], anchored, knees.ranges(src, dst) if n_window else [], durations)
+    return _with_durations(sw, durations)
+
+
+def _window_frames(durations: Array, fps: float, frames_left: int) -> int:
+    """W, the frames that blend: frame i_s + K is the first with every joint at alpha = 1
+    (K dt >= the longest duration), up to the frames dst has after i_d."""
+    n_full = math.ceil(float(durations.max(initial=0.0)) * fps - _FRAME_SNAP)
+    return max(min(n_full - 1, frames_left), 0)
+
+
+def _with_durations(sw: _Switch, durations: Array) -> _Switch:
+    """The switch with each joint blending over its own duration (seconds, `[J]`): the window as
+    long as the longest, dst's frames and the smoothstep weights `[W + 1, J]` over it."""
+    fps = sw.src.fps
+    n_window = _window_frames(durations, fps, sw.dst.n_frames - 1 - sw.i_d)
+    t = np.arange(n_window + 1) / fps
+    alpha = np.where(durations > 0.0, smoothstep(t[:, None] / np.where(durations > 0.0, durations, 1.0)), 1.0)
+    # The mask scales the source's share, 1 - alpha: mask 0 is a cut.
+    alpha_j = 1.0 - sw.mask * (1.0 - alpha)
+    qd, xd = _rooted(sw.dst, np.arange(sw.i_d, sw.i_d + n_window + 1))
+    return sw._replace(t=t, alpha=alpha_j, qd=qd, xd=xd, durations=durations)
 
 
 def _travel(clip: Clip, traj: Trajectory, frame: int) -> tuple[float, float]:
@@ -430,19 +476,18 @@ Window = Callable[[_Switch], tuple[Array, Array, "Travel | None"]]
 
 def _transition(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float,
                 mask: npt.ArrayLike | None, max_speed: float | None, window: Window, tag: str,
-                feet: FeetSpec | None = None, lock_feet: bool = False, reanchor: bool = True) -> Clip:
+                feet: FeetSpec | None = None, lock_feet: bool = False, reanchor: bool = True,
+                extend: bool = False) -> Clip:
     # Feet given: both maps rebuilt around them (up and facing, which the heading is measured by).
     src, dst = with_feet(src, feet), with_feet(dst, feet)
     dst_at = at_rate(src, dst)
     i_s = _frame(src.n_frames, src_time, src.fps, "src_time")
     i_d = _frame(dst_at.n_frames, dst_time, src.fps, "dst_time")
     sw = _switch(src, dst_at, i_s, i_d, float(blend_time), mask, max_speed, reanchor)
+    n_user = sw.n_window  # the window the user asked for: the locks' (fast joints may blend on past it)
     shift = None
     if sw.n_window:
-        rot, pos, travel = window(sw)
-        if travel is not None and sw.anchored:
-            pos, shift = _travelled(sw, pos, travel)
-        rot = knees.keep(rot, pos, src.parents, sw.knees)
+        sw, (rot, pos, shift) = _extended(sw, window) if extend else (sw, _made(sw, window))
     else:
         rot, pos = np.zeros((0, src.n_joints, 4)), np.zeros((0, src.n_joints, 3))
     rot, pos = _assemble(sw, rot, pos, shift)
@@ -450,8 +495,89 @@ def _transition(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_ti
     out = src.replace(rotations=rot, positions=pos, events=_events(src, sw.dst, i_s, i_d, len(rot)),
                       loop=False, name=name, root=src.root, motion_start=min(src.motion_start, i_s))
     if lock_feet:
-        out = _lock_window(out, src, dst_at, i_s, i_d, sw.n_window, sw.knees or knees.ranges(src, dst_at))
+        out = _lock_window(out, src, dst_at, i_s, i_d, n_user, sw.knees or knees.ranges(src, dst_at))
     return out
+
+
+def _made(sw: _Switch, window: Window) -> tuple[Array, Array, Array | None]:
+    """The window's frames k = 1..W (rotations, translations; root columns world) as the method
+    makes them, the root's travel integrated and the knees kept, and where dst goes on from (the
+    floor shift of `_travelled`, None where the root's positions blend)."""
+    rot, pos, travel = window(sw)
+    shift = None
+    if travel is not None and sw.anchored:
+        pos, shift = _travelled(sw, pos, travel)
+    return knees.keep(rot, pos, sw.src.parents, sw.knees, _knee_share(sw)[1:]), pos, shift
+
+
+def _knee_share(sw: _Switch) -> Array:
+    """[W + 1] how much of `knees.keep`'s turn each frame k = 0..W of the window takes: none up to
+    the first blended frame, rising by a smoothstep over `_KNEE_EASE` seconds, so a knee eased
+    back into its range keeps the velocity it crosses the switch with."""
+    n = max(math.ceil(_KNEE_EASE * sw.src.fps - _FRAME_SNAP), 1)
+    return smoothstep((np.arange(sw.n_window + 1) - 1.0) / n)
+
+
+def _window_speeds(sw: _Switch, rot: Array) -> Array:
+    """[J] each joint's fastest turn (rad/s) from the switch frame through the window into the
+    first frame after it (local rotations; the root's column, world in the window, is not read)."""
+    after = sw.i_d + sw.n_window + 1
+    seq = [sw.q0[None], rot] + ([sw.dst.rotations[after:after + 1]] if after < sw.dst.n_frames else [])
+    w = quat.angular_velocity(np.concatenate(seq), sw.src.fps)
+    return np.linalg.norm(w, axis=-1).max(axis=0)
+
+
+def _extended(sw: _Switch, window: Window) -> tuple[_Switch, tuple[Array, Array, Array | None]]:
+    """The switch and its window (`_made`) with each joint whose blend would turn faster than
+    `_FAST_JOINT` x the takes' fastest joint (`metrics.peak_angular_speed` over both whole takes)
+    blending over the shortest whole number of frames, up to `_LONGEST` x blend_time, that keeps
+    it within that; the other joints, the root and fingers over blend_time. Unchanged where
+    every joint is within it."""
+    src, dst, fps = sw.src, sw.dst, sw.src.fps
+    made = _made(sw, window)
+    limit = _FAST_JOINT * max(metrics.peak_angular_speed(src, (src.motion_start + 1, src.n_frames)),
+                              metrics.peak_angular_speed(dst, (dst.motion_start + 1, dst.n_frames)))
+    body = blend.mask_preset(src, "FINGERS") == 0.0
+    body[src.root] = False
+    fast = np.flatnonzero(body & (_window_speeds(sw, made[0]) > limit))
+    blend_time = float(sw.durations.max())
+    if not fast.size or limit <= 0.0:
+        return sw, made
+
+    def attempt(frames: np.ndarray) -> Array:
+        """The fast joints' speeds with each blending over its `frames`."""
+        durations = sw.durations.copy()
+        durations[fast] = frames / fps
+        trial = _with_durations(sw, durations)
+        return _window_speeds(trial, _made(trial, window)[0])[fast]
+
+    # A joint's local turn does not depend on the other joints' blends: every fast joint's frame
+    # count is searched at once, first over a few counts up to the longest, then by halving
+    # between the last too fast and the first within the limit. A joint that no count brings
+    # within it takes the count it turns slowest at (an offset carrying a fast source's velocity
+    # on for longer can turn it faster: inertialization's toes), the plain one included.
+    first = math.ceil(blend_time * fps - _FRAME_SNAP)
+    last = max(math.ceil(_LONGEST * blend_time * fps - _FRAME_SNAP), first + 1)
+    grid = np.unique(np.linspace(first, last, _GRID + 1).round().astype(np.int64))
+    speeds = [_window_speeds(sw, made[0])[fast]]
+    for n in grid[1:]:
+        speeds.append(attempt(np.full(fast.size, n)))
+    table = np.array(speeds)  # [len(grid), fast]
+    within = table <= limit
+    found = within.any(axis=0)
+    at = np.argmax(within, axis=0)
+    hi = np.where(found, grid[at], grid[np.argmin(table, axis=0)])
+    lo = np.where(found, grid[np.maximum(at - 1, 0)], hi)
+    while np.any(hi - lo > 1):
+        mid = np.where(hi - lo > 1, (lo + hi) // 2, hi)
+        ok = attempt(mid) <= limit
+        hi, lo = np.where(ok, mid, hi), np.where(ok, lo, mid)
+    if np.all(hi == first):
+        return sw, made
+    durations = sw.durations.copy()
+    durations[fast] = np.where(hi == first, blend_time, hi / fps)
+    trial = _with_durations(sw, durations)
+    return trial, _made(trial, window)
 
 
 def _lock_window(out: Clip, src: Clip, dst: Clip, i_s: int, i_d: int, n_window: int,
@@ -600,8 +726,8 @@ def _shared_stances(src_on: np.ndarray, dst_on: np.ndarray, leads: np.ndarray) -
 def dead_blend(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float = 0.25, *,
                halflife: str | float = "auto", halflife_scale: float = 0.3, halflife_min: float = 0.1,
                halflife_max: float = 1.0, root_halflife: float = 5.0, max_speed: float | None = None,
-               mask: npt.ArrayLike | None = None, feet: FeetSpec | None = None,
-               lock_feet: bool = False, reanchor: bool = True) -> Clip:
+               mask: npt.ArrayLike | None = None, feet: FeetSpec | None = None, lock_feet: bool = False,
+               reanchor: bool = True, extend_fast_joints: bool | None = None) -> Clip:
     """Dead-blended transition from src at src_time to dst at dst_time (seconds), at src.fps.
 
     The source pose at the switch keeps moving with its velocity decaying by `halflife` seconds
@@ -614,7 +740,11 @@ def dead_blend(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_tim
     floor blends its extrapolated steps into dst's by alpha (module notes; with reanchor=False
     its positions blend). halflife -> 0 (root's too) rotates every joint as
     `crossfade(hold_source=True)` does (the root then starts its travel from rest). Knees stay
-    within the takes' range (`knees.keep`), the extrapolation's too.
+    within the takes' range (`knees.keep`), the extrapolation's too. `extend_fast_joints`: a
+    joint whose blend would turn faster than 1.1x the takes' fastest joint blends for longer (up
+    to 3x blend_time, see the module notes); False blends every joint over blend_time; None (the
+    default) is `reanchor`: with reanchor=False the output after the blend is dst's own frames,
+    as Blender's NLA plays them, and stays so.
     """
     if isinstance(halflife, str):
         if halflife != "auto":
@@ -638,46 +768,55 @@ def dead_blend(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_tim
         r = sw.src.root
         hl_rot[r] = hl_pos[r] = root_halflife
         ext_x = extrapolate(sw.x0, sw.v0, hl_pos, sw.t)
-        ext_q = knees.keep(extrapolate_rotation(sw.q0, sw.w0, hl_rot, sw.t), ext_x, sw.src.parents, sw.knees)
+        # Eased in as the output is, and not held near the range meanwhile: the output's own
+        # `knees.keep` does that, where the blend is past it.
+        ext_q = knees.keep(extrapolate_rotation(sw.q0, sw.w0, hl_rot, sw.t), ext_x, sw.src.parents, sw.knees,
+                           _knee_share(sw), slack=math.inf)
         rot, pos = _blend_window(sw, ext_q, ext_x)
         return rot, pos, Travel(np.diff(ext_x[:, r], axis=0), sw.alpha[1:, r])
 
     return _transition(src, dst, src_time, dst_time, blend_time, mask, max_speed, window, "dead_blend", feet,
-                       lock_feet, reanchor)
+                       lock_feet, reanchor, reanchor if extend_fast_joints is None else extend_fast_joints)
 
 
-def spring_offset(x0: npt.ArrayLike, v0: npt.ArrayLike, halflife: float, t: npt.ArrayLike) -> Array:
+def spring_offset(x0: npt.ArrayLike, v0: npt.ArrayLike, halflife: npt.ArrayLike, t: npt.ArrayLike) -> Array:
     """A critically damped spring's offset from its goal: (x0 + (v0 + y x0) t) exp(-y t) with
-    y = 2 ln 2 / (halflife + eps), starting at x0 with rate v0; `[*t.shape, ...]` (t leads)."""
+    y = 2 ln 2 / (halflife + eps), starting at x0 with rate v0; `[*t.shape, ...]` (t leads;
+    halflife a number, or per joint: broadcastable against x0)."""
     x0, v0 = np.asarray(x0, dtype=np.float64), np.asarray(v0, dtype=np.float64)
     t = np.asarray(t, dtype=np.float64)
-    y = 2.0 * LN2 / (halflife + EPS)
-    tt = t.reshape(t.shape + (1,) * np.broadcast(x0, v0).ndim)
+    y = 2.0 * LN2 / (np.asarray(halflife, dtype=np.float64) + EPS)
+    tt = t.reshape(t.shape + (1,) * np.broadcast(x0, v0, y).ndim)
     return (x0 + (v0 + y * x0) * tt) * np.exp(-y * tt)
 
 
-def _unit_time(x0: npt.ArrayLike, v0: npt.ArrayLike, duration: float,
-               t: npt.ArrayLike) -> tuple[Array, Array, Array]:
-    """(x0, v0, s) for a polynomial offset: s = t / duration clamped to [0, 1] (1 when duration
-    is 0), shaped `[*t.shape, 1, ...]` to broadcast against x0 and v0."""
+def _unit_time(x0: npt.ArrayLike, v0: npt.ArrayLike, duration: npt.ArrayLike,
+               t: npt.ArrayLike) -> tuple[Array, Array, Array, Array]:
+    """(x0, v0, duration, s) for a polynomial offset: s = t / duration clamped to [0, 1] (1 where
+    duration is 0), shaped `[*t.shape, ...]` to broadcast against x0 and v0 (and duration, a
+    number or an array broadcastable against them: one per joint)."""
     x0, v0 = np.asarray(x0, dtype=np.float64), np.asarray(v0, dtype=np.float64)
+    duration = np.asarray(duration, dtype=np.float64)
     t = np.asarray(t, dtype=np.float64)
-    s = np.clip(t / duration, 0.0, 1.0) if duration > 0.0 else np.ones(t.shape)
-    return x0, v0, s.reshape(s.shape + (1,) * np.broadcast(x0, v0).ndim)
+    tt = t.reshape(t.shape + (1,) * np.broadcast(x0, v0, duration).ndim)
+    s = np.where(duration > 0.0, np.clip(tt / np.where(duration > 0.0, duration, 1.0), 0.0, 1.0), 1.0)
+    return x0, v0, duration, s
 
 
-def cubic_offset(x0: npt.ArrayLike, v0: npt.ArrayLike, duration: float, t: npt.ArrayLike) -> Array:
+def cubic_offset(x0: npt.ArrayLike, v0: npt.ArrayLike, duration: npt.ArrayLike, t: npt.ArrayLike) -> Array:
     """The cubic from x0 with rate v0 to 0 with rate 0 at `duration` seconds (0 after it):
-    x0 (1 - 3 s^2 + 2 s^3) + v0 duration (s - 2 s^2 + s^3), s = t / duration; `[*t.shape, ...]`."""
-    x0, v0, s = _unit_time(x0, v0, duration, t)
+    x0 (1 - 3 s^2 + 2 s^3) + v0 duration (s - 2 s^2 + s^3), s = t / duration; `[*t.shape, ...]`
+    (duration a number, or per joint: broadcastable against x0)."""
+    x0, v0, duration, s = _unit_time(x0, v0, duration, t)
     return x0 * (1.0 - s * s * (3.0 - 2.0 * s)) + v0 * duration * s * (1.0 - s) ** 2
 
 
-def quintic_offset(x0: npt.ArrayLike, v0: npt.ArrayLike, duration: float, t: npt.ArrayLike) -> Array:
+def quintic_offset(x0: npt.ArrayLike, v0: npt.ArrayLike, duration: npt.ArrayLike, t: npt.ArrayLike) -> Array:
     """The quintic from x0 with rate v0 and no acceleration to 0 with no rate or acceleration at
     `duration` seconds (0 after it): x0 (1 - 10 s^3 + 15 s^4 - 6 s^5) + v0 duration
-    (s - 6 s^3 + 8 s^4 - 3 s^5), s = t / duration; `[*t.shape, ...]`."""
-    x0, v0, s = _unit_time(x0, v0, duration, t)
+    (s - 6 s^3 + 8 s^4 - 3 s^5), s = t / duration; `[*t.shape, ...]` (duration a number, or per
+    joint: broadcastable against x0)."""
+    x0, v0, duration, s = _unit_time(x0, v0, duration, t)
     s3 = s * s * s
     return x0 * (1.0 - s3 * (10.0 - 15.0 * s + 6.0 * s * s)) + v0 * duration * (
         s - s3 * (6.0 - 8.0 * s + 3.0 * s * s))
@@ -688,8 +827,8 @@ INERTIALIZATIONS = ("quintic", "cubic", "spring")
 
 def inertialize(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float = 0.25, *,
                 kind: str = "quintic", max_speed: float | None = None,
-                mask: npt.ArrayLike | None = None, feet: FeetSpec | None = None,
-                lock_feet: bool = False, reanchor: bool = True) -> Clip:
+                mask: npt.ArrayLike | None = None, feet: FeetSpec | None = None, lock_feet: bool = False,
+                reanchor: bool = True, extend_fast_joints: bool | None = None) -> Clip:
     """Inertialized transition: the re-anchored dst plus the offset src - dst at the switch,
     decaying to zero over blend_time; same layout and arguments as `dead_blend`.
 
@@ -717,16 +856,19 @@ def inertialize(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_ti
     ~0.2% of the offset left at blend_time, then snapped to dst; stiff at the start, a jump of
     about (y^2 x0 / 2 + y v0) dt with y = 12 ln 2 / T. No overshoot clamp (Bollo's v0 = 0 when
     the offset grows): it would break the velocity continuity this method is for.
+    `extend_fast_joints` as in `dead_blend`: a joint's offset decays over its own, longer time.
     """
     if kind not in INERTIALIZATIONS:
         raise ValueError(f"kind must be one of {', '.join(map(repr, INERTIALIZATIONS))}, not {kind!r}")
 
-    def offset(x0: Array, v0: Array, t: Array) -> Array:
+    def offset(x0: Array, v0: Array, duration: Array, t: Array) -> Array:
         if kind == "spring":
-            return spring_offset(x0, v0, blend_time / SPRING_HALFLIVES, t)
+            # Snapped to dst at its duration, as it is where the window ends at blend_time.
+            live = t.reshape(t.shape + (1,) * duration.ndim) < duration
+            return spring_offset(x0, v0, duration / SPRING_HALFLIVES, t) * live
         if kind == "cubic":
-            return cubic_offset(x0, v0, blend_time, t)
-        return quintic_offset(x0, v0, blend_time, t)
+            return cubic_offset(x0, v0, duration, t)
+        return quintic_offset(x0, v0, duration, t)
 
     def window(sw: _Switch) -> tuple[Array, Array, Travel]:
         wd, vd = _velocity(sw.qd[:2], sw.xd[:2], sw.src.fps)
@@ -734,21 +876,22 @@ def inertialize(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_ti
         off_q = quat.to_scaled_angle_axis(turn)
         rate_q = quat.scaled_angle_axis_rate(off_q, sw.w0 - quat.mul_vec(turn, wd))
         t = sw.t[1:]
-        dq, dx = offset(off_q, rate_q, t), offset(sw.x0 - sw.xd[0], sw.v0 - vd, t)
+        each = sw.durations[:, None]  # blend_time, longer for a joint that would turn too fast
+        dq, dx = offset(off_q, rate_q, each, t), offset(sw.x0 - sw.xd[0], sw.v0 - vd, each, t)
         m = sw.mask[:, None]
         # The root's travel: the source's velocity at the switch carried as this offset carries a
         # velocity (its rate from a unit rate and no offset), up to where the offset would turn
         # back to give the distance back: the root goes on from there instead of slowing below
         # both takes.
         r = sw.src.root
-        carried = np.diff(offset(np.zeros(1), np.ones(1), sw.t)[:, 0]) * sw.src.fps
+        carried = np.diff(offset(np.zeros(1), np.ones(1), sw.durations[r:r + 1], sw.t)[:, 0]) * sw.src.fps
         share = sw.mask[r] * np.clip(carried, 0.0, 1.0)
         steps = np.broadcast_to(sw.v0[r] / sw.src.fps, (len(t), 3))
         return (quat.mul(quat.from_scaled_angle_axis(m * dq), sw.qd[1:]), sw.xd[1:] + m * dx,
                 Travel(steps, 1.0 - share))
 
     return _transition(src, dst, src_time, dst_time, blend_time, mask, max_speed, window, "inertialize", feet,
-                       lock_feet, reanchor)
+                       lock_feet, reanchor, reanchor if extend_fast_joints is None else extend_fast_joints)
 
 
 def crossfade(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float = 0.25, *,
@@ -854,7 +997,7 @@ def _switch_jump(src: Clip, i_s: int, dst: Clip, i_d: int) -> float:
     stop = min(i_d + math.ceil(_REFINE_BLEND * src.fps) + 3, dst.n_frames)
     head = src.with_frames(src.rotations[:i_s + 2], src.positions[:i_s + 2])
     part = dst.with_frames(dst.rotations[:stop], dst.positions[:stop])
-    out = dead_blend(head, part, i_s / src.fps, i_d / src.fps, _REFINE_BLEND)
+    out = dead_blend(head, part, i_s / src.fps, i_d / src.fps, _REFINE_BLEND, extend_fast_joints=False)
     if out.n_frames < i_s + 3:  # dst ends at the switch: nothing to continue into
         return math.inf
     return metrics.switch_velocity_change(out, i_s)["position"]

@@ -315,7 +315,9 @@ def test_first_blended_frame_velocity_is_the_decayed_source_velocity_plus_the_bl
     # dst turns ahead of the spine (+2 rad, toward: half-life 0.3 * 2 / 2 = 0.3 s) and the arm
     # moves to another point, both while turning/moving on their own.
     dst = rig(rot_about([0.0, 0.0, 1.0], theta_s + 2.0 + 1.5 * t), np.outer(1.0 + t, [0.3, 0.4, -1.0]), fps)
-    out = tr.dead_blend(src, dst, 0.5, 0.0, 0.25)
+    # The plain formula: this rig's spine turns 2 rad in 0.25 s where its takes turn at 2 rad/s,
+    # which the transition would otherwise blend for longer (test_transition_speed.py).
+    out = tr.dead_blend(src, dst, 0.5, 0.0, 0.25, extend_fast_joints=False)
     dt = 1 / fps
     # Rotation about Z only, so everything commutes: angles add.
     y = LN2 / (0.3 + EPS)
@@ -457,7 +459,9 @@ def test_inertialization_is_the_destination_plus_the_decaying_switch_offset(kind
     t = np.arange(31) / fps
     src = rig(rot_about([0.0, 0.0, 1.0], 0.5 + 2.0 * t), np.outer(t, [1.0, 0.0, -3.0]), fps)
     dst = rig(rot_about([0.0, 0.0, 1.0], -0.4 - 1.0 * t), np.outer(1.0 + t * t, [0.5, 2.0, 0.0]), fps)
-    out = tr.inertialize(src, dst, 0.5, 0.1, 0.25, kind=kind)
+    # The plain offset: the spine's (2 rad, 3 rad/s) would otherwise decay for longer, its
+    # window turning faster than these takes do (test_transition_speed.py).
+    out = tr.inertialize(src, dst, 0.5, 0.1, 0.25, kind=kind, extend_fast_joints=False)
     dt, i_s, i_d = 1 / fps, 30, 6
     k = np.arange(1, 15)
     # Offsets at the switch: src - dst, and src's last step minus dst's first step, as rates.
