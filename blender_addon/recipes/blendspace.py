@@ -49,7 +49,9 @@ def gait_loop(clip: Clip, face: Face = UI) -> Clip:
     except ValueError as exc:
         fix = ("mark its footsteps (Detect Footsteps) or remove it from the gaits" if face.by == "label"
                else "leave that take out or use one with whole steps")
-        raise JobError(f"gait {clip.name!r}: {exc}; {fix}") from None
+        # sync's advice (the cycle's frames) is Sync Blend's: a gait is cut where its steps say
+        said = str(exc).removesuffix("; pass frames=(a, b)")
+        raise JobError(f"gait {clip.name!r}: {said}; {fix}") from None
 
 
 def _moving(clip: Clip) -> np.ndarray:

@@ -213,3 +213,15 @@ def test_the_clis_speed_is_a_number_or_keys():
             parser.parse_args([*base, "--speed", bad])
     with pytest.raises(argparse.ArgumentTypeError, match="increasing times"):
         arguments.SYNTAX["speed_keys"][0]("2:1,1:2")
+
+
+def test_a_gait_with_no_whole_cycle_is_told_the_gaits_fix_not_sync_blends(bandai):
+    """A take shorter than a cycle, as a gait: the fix named is the gaits' (footsteps, the list),
+    never Sync Blend's A Frames and B Frames, in either face."""
+    short = bandai[0][:12]
+    for face, fix in ((wording.UI, "Detect Footsteps"), (wording.CLI, "leave that take out")):
+        with pytest.raises(JobError) as caught:
+            recipe.gait_loop(short, face)
+        said = wording.in_user_words(str(caught.value), face=face)
+        assert "no whole cycle" in said or "ends before" in said, said
+        assert fix in said and "frames" not in said.split(";")[-1] and "Frames" not in said, said
