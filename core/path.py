@@ -217,32 +217,7 @@ def _rounded(path: _Path, up: Array, meters_per_unit: float, sigma: float) -> _P
 def _speeds(speed: Any, s: Array) -> Array:
     """[n] m/s at distances s (meters) from a number, a callable of the distance (with the array if
     it takes one) or a (distances, speeds) pair (linear between, held past its ends)."""
-    if callable(speed):
-        v = None
-        try:
-            v = np.asarray(speed(s), dtype=np.float64)
-        except (TypeError, ValueError):
-            pass
-        if v is None or v.ndim > 1 or (v.ndim == 1 and v.shape != s.shape):
-            # Not vectorized: once per sample (user code; nothing else here loops over samples).
-            v = np.array([float(speed(float(x))) for x in s])
-        v = np.broadcast_to(v, s.shape).astype(np.float64)
-    elif isinstance(speed, tuple):
-        if len(speed) != 2:
-            raise TypeError(f"a speed profile is a (distances, speeds) pair, not a {len(speed)}-tuple")
-        kd, kv = (np.asarray(x, dtype=np.float64).reshape(-1) for x in speed)
-        if kd.size == 0 or kd.shape != kv.shape:
-            raise ValueError(f"speed profile: {kd.size} distances and {kv.size} speeds; give one speed "
-                             "per distance")
-        if np.any(np.diff(kd) <= 0.0) or not np.all(np.isfinite(kd)):
-            raise ValueError("speed profile distances must be finite and increasing")
-        v = np.interp(s, kd, kv)
-    elif np.ndim(speed) != 0 or isinstance(speed, (str, bytes)):
-        raise TypeError("speed is a number (m/s), a callable f(meters along the path) -> m/s or a "
-                        "(distances, speeds) pair; a bare array is refused (at which distances would "
-                        "its values hold?)")
-    else:
-        v = np.full(s.shape, float(speed))
+    v = sync.curve_values(speed, s, "speed", over="distance")
     if not np.all(np.isfinite(v)):
         raise ValueError("speeds must be finite")
     return v

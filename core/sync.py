@@ -479,11 +479,12 @@ def _durations(sa: Array, sb: Array, w: Array, mode: str) -> Array:
 # -- the phase -----------------------------------------------------------------------------------
 
 
-def curve_values(curve: Any, times: Array, what: str = "weight") -> Array:
-    """[n] values at the output times (seconds) of a number, a callable f(t_seconds) (called with
-    the array of times if it accepts one, else once per time) or a (times, values) pair
-    interpolated linearly and held past its ends; a bare array is refused. `what` names the value
-    in errors (a weight, a speed)."""
+def curve_values(curve: Any, times: Array, what: str = "weight", over: str = "time") -> Array:
+    """[n] values at `times` (seconds; or meters along a path, `over="distance"`) of a number, a
+    callable f(t) (called with the array if it accepts one, else once per sample) or a (times,
+    values) pair interpolated linearly and held past its ends; a bare array is refused. `what`
+    names the value in errors (a weight, a speed), `over` what it is a curve of."""
+    ats, call = f"{over}s", "f(t_seconds)" if over == "time" else f"f({over} in meters)"
     if callable(curve):
         v = None
         try:
@@ -491,21 +492,22 @@ def curve_values(curve: Any, times: Array, what: str = "weight") -> Array:
         except (TypeError, ValueError):
             pass
         if v is None or v.ndim > 1 or (v.ndim == 1 and v.shape != times.shape):
-            # Not vectorized: once per frame (user code; the blend itself never loops over frames).
+            # Not vectorized: once per sample (user code; the blend itself never loops over frames).
             v = np.array([float(curve(float(t))) for t in times])
         return np.broadcast_to(v, times.shape).astype(np.float64)
     if isinstance(curve, tuple):
         if len(curve) != 2:
-            raise TypeError(f"a {what} curve is a (times, {what}s) pair, not a {len(curve)}-tuple")
+            raise TypeError(f"a {what} curve is a ({ats}, {what}s) pair, not a {len(curve)}-tuple")
         kt, kv = (np.asarray(x, dtype=np.float64).reshape(-1) for x in curve)
         if kt.size == 0 or kt.shape != kv.shape:
-            raise ValueError(f"{what} curve: {kt.size} times and {kv.size} {what}s; give one {what} per time")
+            raise ValueError(f"{what} curve: {kt.size} {ats} and {kv.size} {what}s; "
+                             f"give one {what} per {over}")
         if np.any(np.diff(kt) <= 0.0) or not np.all(np.isfinite(kt)):
-            raise ValueError(f"{what} curve times must be finite and increasing")
+            raise ValueError(f"{what} curve {ats} must be finite and increasing")
         return np.interp(times, kt, kv)
     if np.ndim(curve) != 0 or isinstance(curve, (str, bytes)):
-        raise TypeError(f"{what} is a number, a callable f(t_seconds) -> {what} or a (times, {what}s) pair; "
-                        "a bare array is refused (at which times would its values hold?)")
+        raise TypeError(f"{what} is a number, a callable {call} -> {what} or a ({ats}, {what}s) pair; "
+                        f"a bare array is refused (at which {ats} would its values hold?)")
     return np.full(times.shape, float(curve))
 
 

@@ -382,6 +382,16 @@ def test_bad_paths_and_no_gaits_are_refused(gaits):
         path.follow([], PC.line(5.0, loops[0].up, loops[0].meters_per_unit), 1.3)
     with pytest.raises(ValueError, match="finite"):
         path.follow(loops, [[0.0, 0.0, 0.0], [np.nan, 0.0, 1.0]], 1.3)
+    # Speeds as sync blends take weights, over meters of path instead of seconds.
+    line = PC.line(5.0, loops[0].up, loops[0].meters_per_unit)
+    with pytest.raises(TypeError, match=r"bare array is refused \(at which distances"):
+        path.follow(loops, line, np.array([1.3, 1.5]))
+    with pytest.raises(ValueError, match="2 distances and 3 speeds; give one speed per distance"):
+        path.follow(loops, line, ([0.0, 5.0], [1.3, 1.4, 1.5]))
+    with pytest.raises(ValueError, match="distances must be finite and increasing"):
+        path.follow(loops, line, ([5.0, 0.0], [1.3, 1.4]))
+    with pytest.raises(ValueError, match="speeds must be finite"):
+        path.follow(loops, line, lambda d: np.full_like(d, np.nan))
 
 
 def test_one_gait_walks_the_path_alone(gaits):
