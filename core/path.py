@@ -653,7 +653,6 @@ def _laid_along(clip: Clip, path: _Path, remap: tuple[Array, Array] | None = Non
     clip's own arrays (a blend space's, made for this) and returns a clip of their first n
     frames."""
     up, mpu, j = clip.up, clip.meters_per_unit, clip.root
-    parent = int(clip.parents[j])
     rot, pos = root.root_world(clip)
     height = pos @ up
     floor = pos - np.outer(height, up)
@@ -692,13 +691,8 @@ def _laid_along(clip: Clip, path: _Path, remap: tuple[Array, Array] | None = Non
     for top in root.moving_tops(clip):
         positions[:, top] = quat.mul_vec(yaw, positions[:, top] - pos[:n]) + new_pos
         rotations[:, top] = quat.mul(yaw, rotations[:, top])
-    if parent < 0:
-        rotations[:, j], positions[:, j] = new_rot, new_pos
-    else:
-        # The joints above the root stay: its world transform is written through theirs.
-        prot, ppos = root.root_world_of(rotations, positions, clip.parents, parent)
-        rotations[:, j] = quat.inv_mul(prot, new_rot)
-        positions[:, j] = quat.mul_vec(quat.inv(prot), new_pos - ppos)
+    # The joints above the root stay: its world transform is written through theirs.
+    root.set_root_world(rotations, positions, clip.parents, j, new_rot, new_pos)
     name = "+".join(dict.fromkeys(clip.name.split("+")))  # (a lone gait's twin named once)
     out = Clip(clip.names, clip.parents, clip.offsets, rotations, positions, clip.fps, channels=clip.channels,
                end_parents=clip.end_parents, end_offsets=clip.end_offsets,

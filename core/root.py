@@ -145,17 +145,26 @@ def with_root_world_of(rotations: np.ndarray, positions: np.ndarray, parents: np
     """`with_root_world` of local arrays: copies of `rotations` [T, J, 4] and `positions` [T, J, 3]
     whose root has world rotation [T, 4] and position [T, 3]."""
     rot, pos = rotations.copy(), positions.copy()
-    n = rot.shape[0]
+    set_root_world(rot, pos, parents, root, rotation, position)
+    return rot, pos
+
+
+def set_root_world(rotations: np.ndarray, positions: np.ndarray, parents: np.ndarray, root: int,
+                   rotation: npt.ArrayLike, position: npt.ArrayLike) -> None:
+    """`with_root_world_of` in place: the root's local rotation and translation in `rotations`
+    [T, J, 4] and `positions` [T, J, 3] written so that its world transform is `rotation` [T, 4]
+    and `position` [T, 3] under the joints above it as they are (a bake's own arrays: no copy of
+    every joint)."""
+    n = rotations.shape[0]
     rotation = np.broadcast_to(np.asarray(rotation, dtype=np.float64), (n, 4))
     position = np.broadcast_to(np.asarray(position, dtype=np.float64), (n, 3))
     parent = _parent_world(rotations, positions, parents, root)
     if parent is None:
-        rot[:, root], pos[:, root] = rotation, position
+        rotations[:, root], positions[:, root] = rotation, position
     else:
         prot, ppos = parent
-        rot[:, root] = quat.inv_mul(prot, rotation)
-        pos[:, root] = quat.mul_vec(quat.inv(prot), position - ppos)
-    return rot, pos
+        rotations[:, root] = quat.inv_mul(prot, rotation)
+        positions[:, root] = quat.mul_vec(quat.inv(prot), position - ppos)
 
 
 # -- trajectory and residual ---------------------------------------------------------------------

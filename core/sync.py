@@ -978,14 +978,7 @@ def blend_warped(gaits: Gaits, s: Warp, *, mask: npt.ArrayLike | None = None, an
     trajectory = _blended_trajectory(gaits, shown, s, s.pairs.weight * m[j], anchor,
                                      STILL_MPS / ref.meters_per_unit)
     world_rot, world_pos = root.compose(trajectory, residual, ref.up)
-    above = int(ref.parents[j])
-    if above < 0:
-        rot[:, j], pos[:, j] = world_rot, world_pos
-    else:
-        # Under the joints above it (root.with_root_world without its copies of every joint).
-        parent_rot, parent_pos = root.root_world_of(rot, pos, ref.parents, above)
-        rot[:, j] = quat.inv_mul(parent_rot, world_rot)
-        pos[:, j] = quat.mul_vec(quat.inv(parent_rot), world_pos - parent_pos)
+    root.set_root_world(rot, pos, ref.parents, j, world_rot, world_pos)
     names = s.markers[0].names
     events: dict[str, list[float]] = {k: [] for k in names if k}
     for t, k in s.crossings:
