@@ -47,7 +47,7 @@ from . import ik, quat, skeleton
 from .body import FeetSpec, with_feet
 from .clip import Clip
 from .contacts import runs
-from .root import root_world, with_root_world
+from .root import root_world_of
 
 Array = npt.NDArray[np.float64]
 
@@ -562,8 +562,7 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
         drop[:clip.motion_start] = 0.0  # a converter's T-pose stays as it is
     out = clip
     if drop.any():
-        rrot, rpos = root_world(clip)
-        out = with_root_world(clip, rrot, rpos - drop[:, None] * up)
+        out = clip.replace(positions=_root_lowered(clip, drop, index, gr))
 
     # The solve: the contact frames held as near as the leg reaches (the pelvis lowered), and
     # the fades where the pelvis is lowered, from the foot as held at the lift; a lowered pelvis
@@ -609,6 +608,23 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
                           a - d))
         sides[side] = _side(parts)
     return _solved(clip, out, legs, sides, letgo, knees, masks, index, lrot, gr, short, lower_pelvis)
+
+
+def _root_lowered(clip: Clip, drop: Array, index: np.ndarray, gr: Array) -> Array:
+    """The clip's local translations [T, J, 3] (a copy) with its motion root `drop` [T] (file
+    units) lower along up in the world, the joints above it as they are."""
+    pos = clip.positions.copy()
+    root, parent = clip.root, int(clip.parents[clip.root])
+    down = np.outer(-drop, clip.up)
+    if parent >= 0:
+        # Into the parent's frame: its world rotation is the FK's where it leads to a foot.
+        q = gr[index[parent]] if index[parent] >= 0 else quat.components(
+            root_world_of(clip.rotations, clip.positions, clip.parents, parent)[0][:, None], [0])[0]
+        for c, value in enumerate(quat.mul_vec_components(q[0], -q[1], -q[2], -q[3], *down.T)):
+            pos[:, root, c] += value
+    else:
+        pos[:, root] += down
+    return pos
 
 
 def _held(clip: Clip, leg: _Leg, side: str, mask: np.ndarray, index: np.ndarray, gr: Array, gp: Array,
@@ -691,7 +707,8 @@ def _solved(clip: Clip, out: Clip, legs: Mapping[str, _Leg], sides: Mapping[str,
         if fade.size:
             _let_go(clip, leg, fade, lift, weight, knees[side], index, lrot, leg.ball in toes)
     _limit_steps(clip.rotations, np.array(joints + toes), dq, lrot, rows, first, pinned)
-    rot = out.rotations.copy()
+    # (a lowered pelvis made `out` a copy already: its rotations are this lock's own)
+    rot = out.rotations if out is not clip else out.rotations.copy()
     for j, r in zip(joints + toes, rows, strict=True):
         rot[:, j] = lrot[r].T
     if short:
@@ -699,7 +716,7 @@ def _solved(clip: Clip, out: Clip, legs: Mapping[str, _Leg], sides: Mapping[str,
                   else ". lower_pelvis=True lowers the pelvis instead")
         warnings.warn(f"{clip.name or 'the take'}: a foot could not reach its lock, held as near as the "
                       f"leg reaches: {'; '.join(short)}{advice}", FootLockWarning, stacklevel=3)
-    return out.replace(rotations=rot)
+    return out.replace(rotations=rot) if out is clip else out
 
 
 def _solve_leg(clip: Clip, leg: _Leg, s: _Side, knee: _Knee, index: np.ndarray, lrot: Array,

@@ -600,7 +600,18 @@ def _walked(straight: Clip, path: _Path, gaits: list[Clip], lock_feet: bool,
         _stance_yaw(out, turn, planted)
     if lock_feet:
         out = footlock.lock_feet(out, contacts=planted, lower_pelvis=True, ease_in=ease_in)
-    return out[start:] if start else out
+    return _from_frame(out, start) if start else out
+
+
+def _from_frame(clip: Clip, start: int) -> Clip:
+    """The clip from frame `start` on, its events with it: its arrays' views (a bake's own, made
+    for this; `clip[start:]` would copy every frame again)."""
+    t0 = start / clip.fps
+    return Clip(clip.names, clip.parents, clip.offsets, clip.rotations[start:], clip.positions[start:],
+                clip.fps, channels=clip.channels, end_parents=clip.end_parents, end_offsets=clip.end_offsets,
+                events={k: t[t >= t0 - 1e-9] - t0 for k, t in clip.events.items()}, name=clip.name,
+                root=clip.root, up=clip.up, forward=clip.forward, meters_per_unit=clip.meters_per_unit,
+                loop=False, motion_start=0, body=clip.body)
 
 
 def _with_lead_in(clip: Clip) -> tuple[Clip, int]:
@@ -614,7 +625,7 @@ def _with_lead_in(clip: Clip) -> tuple[Clip, int]:
     if not 0 < n < clip.n_frames:
         return clip, 0
     up = clip.up
-    rot, pos = root.root_world(clip)
+    rot, pos = root.root_world_of(clip.rotations[:n + 1], clip.positions[:n + 1], clip.parents, clip.root)
     back = pos[n] - pos[0]
     back -= up * (back @ up)
     lead_rot, lead_pos = root.with_root_world_of(clip.rotations[:n], clip.positions[:n], clip.parents,

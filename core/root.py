@@ -66,7 +66,9 @@ def floor_axes(up: npt.ArrayLike, forward: npt.ArrayLike | None = None) -> tuple
         if np.linalg.norm(fwd) > 0.5 or forward is not None:
             break
     fwd = fwd / np.linalg.norm(fwd)
-    return fwd, np.cross(up, fwd)
+    # (np.cross's own checks cost more than its six products on one pair)
+    return fwd, np.array([up[1] * fwd[2] - up[2] * fwd[1], up[2] * fwd[0] - up[0] * fwd[2],
+                          up[0] * fwd[1] - up[1] * fwd[0]])
 
 
 def heading(clip: Clip, world_rot: np.ndarray | None = None) -> np.ndarray:
