@@ -607,11 +607,10 @@ def _from_frame(clip: Clip, start: int) -> Clip:
     """The clip from frame `start` on, its events with it: its arrays' views (a bake's own, made
     for this; `clip[start:]` would copy every frame again)."""
     t0 = start / clip.fps
-    return Clip(clip.names, clip.parents, clip.offsets, clip.rotations[start:], clip.positions[start:],
-                clip.fps, channels=clip.channels, end_parents=clip.end_parents, end_offsets=clip.end_offsets,
-                events={k: t[t >= t0 - 1e-9] - t0 for k, t in clip.events.items()}, name=clip.name,
-                root=clip.root, up=clip.up, forward=clip.forward, meters_per_unit=clip.meters_per_unit,
-                loop=False, motion_start=0, body=clip.body)
+    out = clip.with_frames(clip.rotations[start:], clip.positions[start:])
+    out.events = {k: t[t >= t0 - 1e-9] - t0 for k, t in clip.events.items()}
+    out.name, out.loop = clip.name, False
+    return out
 
 
 def _with_lead_in(clip: Clip) -> tuple[Clip, int]:
@@ -705,11 +704,9 @@ def _laid_along(clip: Clip, path: _Path, remap: tuple[Array, Array] | None = Non
     # The joints above the root stay: its world transform is written through theirs.
     root.set_root_world(rotations, positions, clip.parents, j, new_rot, new_pos)
     name = "+".join(dict.fromkeys(clip.name.split("+")))  # (a lone gait's twin named once)
-    out = Clip(clip.names, clip.parents, clip.offsets, rotations, positions, clip.fps, channels=clip.channels,
-               end_parents=clip.end_parents, end_offsets=clip.end_offsets,
-               events={k: t[t <= (n - 1) / clip.fps + 1e-9] for k, t in clip.events.items()},
-               name=f"{name} along a path", root=j, up=up, forward=clip.forward, meters_per_unit=mpu,
-               loop=False, motion_start=0, body=clip.body)
+    out = clip.with_frames(rotations, positions)
+    out.events = {k: t[t <= (n - 1) / clip.fps + 1e-9] for k, t in clip.events.items()}
+    out.name, out.loop = f"{name} along a path", False
     return out, turn
 
 
