@@ -37,3 +37,17 @@ def walk_and_run(scene, stride):
     bpy.context.view_layer.objects.active = obj
     obj.animation_data.action = None
     return obj
+
+
+def cmu_gaits(stride, options=None, names=("02_01", "02_03")):
+    """CMU 02_01 (a walk) and 02_03 (a jog) imported onto one armature (`options`: ImportOptions),
+    each added as a gait while it is the armature's active action (Add Gait)."""
+    done, failed = stride.jobs.import_files(bpy.context, [cmu_path(n) for n in names], options=options,
+                                            single_armature=True)
+    assert not failed
+    obj = done[0][0]
+    bpy.context.view_layer.objects.active = obj
+    for name in names:
+        stride.compat.assign(obj, bpy.data.actions[name])
+        assert bpy.ops.stride.gait_add() == {"FINISHED"}
+    return obj

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import warnings
 
+import blender_fixtures
 import bpy
 import numpy as np
 import pytest
@@ -36,14 +37,7 @@ def cmu_gaits(stride):
     """CMU 02_01 (walk) and 02_03 (jog) imported onto one armature at 120 fps, each added as a gait
     while it is the armature's active action (Add Gait)."""
     bpy.context.scene.render.fps = 120
-    done, failed = stride.jobs.import_files(bpy.context, [cmu_path(n) for n in CMU], single_armature=True)
-    assert not failed
-    obj = done[0][0]
-    bpy.context.view_layer.objects.active = obj
-    for name in CMU:
-        stride.compat.assign(obj, bpy.data.actions[name])
-        assert bpy.ops.stride.gait_add() == {"FINISHED"}
-    return obj
+    return blender_fixtures.cmu_gaits(stride, names=CMU)
 
 
 def bandai_gaits():

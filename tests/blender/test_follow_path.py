@@ -14,6 +14,7 @@ import math
 import re
 import warnings
 
+import blender_fixtures
 import bpy
 import numpy as np
 import pytest
@@ -41,14 +42,7 @@ def gaits(stride, fps=120):
     """02_01 (walk) and 02_03 (jog) imported in meters onto one armature, each added as a gait while
     it is the active action (Add Gait); the scene at `fps`."""
     options = stride.options.ImportOptions(scale_preset="CMU_TO_METERS", update_scene_fps=False)
-    done, failed = stride.jobs.import_files(bpy.context, [cmu_path(n) for n in CMU], options=options,
-                                            single_armature=True)
-    assert not failed
-    obj = done[0][0]
-    bpy.context.view_layer.objects.active = obj
-    for name in CMU:
-        stride.compat.assign(obj, bpy.data.actions[name])
-        assert bpy.ops.stride.gait_add() == {"FINISHED"}
+    obj = blender_fixtures.cmu_gaits(stride, options, names=CMU)
     bpy.context.scene.render.fps, bpy.context.scene.render.fps_base = fps, 1.0
     return obj
 
