@@ -437,8 +437,12 @@ def follow_target(loops: Sequence[Clip], times: npt.ArrayLike, positions: npt.Ar
                                      stand=max(stand - lag, 2.0 / rate), when=when)
         return out
     path, v, cycles = _planned(gaits, len(loops), points, profile, when=when)
-    duration = float(t[-1])
-    straight = _straight(gaits, _clock(path.distance, v), v, float(cycles.max()) + 0.5 + duration, fps, feet)
+    duration, clock = float(t[-1]), _clock(path.distance, v)
+    # Played on past the target's last time by as much as `follow` plays past the path's end (the
+    # frames kept are a blend's prefix: it only goes forward in time, and the speed is held after
+    # the last).
+    extra = float(cycles.max()) + 0.5 + max(duration - float(clock[-1]), 0.0)
+    straight = _straight(gaits, clock, v, extra, fps, feet)
     straight = straight[:math.floor(duration * straight.fps + 1e-9) + 1]
     return _walked(straight, path, gaits, lock_feet, remap=_in_time(straight, t, s * path.length / s[-1]))
 
