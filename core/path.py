@@ -628,15 +628,13 @@ def _with_lead_in(clip: Clip) -> tuple[Clip, int]:
     if not 0 < n < clip.n_frames:
         return clip, 0
     up = clip.up
-    rot, pos = root.root_world_of(clip.rotations[:n + 1], clip.positions[:n + 1], clip.parents, clip.root)
-    back = pos[n] - pos[0]
+    _, pos = root.root_world_of(clip.rotations[[0, n]], clip.positions[[0, n]], clip.parents, clip.root)
+    back = pos[1] - pos[0]
     back -= up * (back @ up)
-    lead_rot, lead_pos = root.with_root_world_of(clip.rotations[:n], clip.positions[:n], clip.parents,
-                                                 clip.root, rot[:n], pos[:n] - back)
-    for top in root.moving_tops(clip):
-        lead_pos[:, top] -= back
-    return clip.replace(rotations=np.concatenate([lead_rot, clip.rotations]),
-                        positions=np.concatenate([lead_pos, clip.positions]),
+    rotations = np.concatenate([clip.rotations[:n], clip.rotations])
+    positions = np.concatenate([clip.positions[:n], clip.positions])
+    root.slide_of(rotations[:n], positions[:n], clip.parents, clip.root, root.moving_tops(clip), -back)
+    return clip.replace(rotations=rotations, positions=positions,
                         events={k: t + n / clip.fps for k, t in clip.events.items()}), n
 
 
