@@ -47,7 +47,7 @@ from . import ik, quat, skeleton
 from .body import FeetSpec, with_feet
 from .clip import Clip
 from .contacts import runs
-from .root import root_world_of
+from .root import slide_of
 
 Array = npt.NDArray[np.float64]
 
@@ -562,7 +562,7 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
         drop[:clip.motion_start] = 0.0  # a converter's T-pose stays as it is
     out = clip
     if drop.any():
-        out = clip.replace(positions=_root_lowered(clip, drop, index, gr))
+        out = clip.replace(positions=_root_lowered(clip, drop))
 
     # The solve: the contact frames held as near as the leg reaches (the pelvis lowered), and
     # the fades where the pelvis is lowered, from the foot as held at the lift; a lowered pelvis
@@ -610,20 +610,11 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
     return _solved(clip, out, legs, sides, letgo, knees, masks, index, lrot, gr, short, lower_pelvis)
 
 
-def _root_lowered(clip: Clip, drop: Array, index: np.ndarray, gr: Array) -> Array:
+def _root_lowered(clip: Clip, drop: Array) -> Array:
     """The clip's local translations [T, J, 3] (a copy) with its motion root `drop` [T] (file
     units) lower along up in the world, the joints above it as they are."""
     pos = clip.positions.copy()
-    root, parent = clip.root, int(clip.parents[clip.root])
-    down = np.outer(-drop, clip.up)
-    if parent >= 0:
-        # Into the parent's frame: its world rotation is the FK's where it leads to a foot.
-        q = gr[index[parent]] if index[parent] >= 0 else quat.components(
-            root_world_of(clip.rotations, clip.positions, clip.parents, parent)[0][:, None], [0])[0]
-        for c, value in enumerate(quat.mul_vec_components(q[0], -q[1], -q[2], -q[3], *down.T)):
-            pos[:, root, c] += value
-    else:
-        pos[:, root] += down
+    slide_of(clip.rotations, pos, clip.parents, clip.root, [], -drop[:, None] * clip.up)
     return pos
 
 
