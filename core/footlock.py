@@ -11,8 +11,7 @@ least room to straighten: a millimetre of reach turns a nearly straight knee by 
 foot held a little farther from the hip than the source's would make the knee snap.
 
 A lock eases in from the touchdown: the foot moves as the source's plus the offset it will be
-held at, weighed in over the landing foot's deceleration, full at most `ease_in` after it (a
-blend's landing, `landing="held"`, is drawn onto where it is held instead).
+held at, weighed in over the landing foot's deceleration, full at most `ease_in` after it.
 Where the heel has come off (the pivot is the ball or the toes) and the held ankle would be
 farther from the hip than the source's (mocap toes slide at push-off), the foot turns heel up
 on its ball, the toes keeping their world rotation, and where that cannot bring the ankle near
@@ -110,7 +109,7 @@ class _Holds(NamedTuple):
 
 
 def _holds(up: Array, meters_per_unit: float, fps: float, starts: np.ndarray, stops: np.ndarray,
-           A: Array, P: Array, H: Array, ease_in: float, drawn: bool = False) -> _Holds:
+           A: Array, P: Array, H: Array, ease_in: float) -> _Holds:
     """One foot's locks over its contacts (runs [starts, stops) of a [T] mask), on the contact
     frames only, laid end to end: A [3, n] the ankle's and H [3, n] the hip's positions, P
     [K, 3, n] the foot's points (ankle first), world frame, file units, component-major.
@@ -162,9 +161,8 @@ def _holds(up: Array, meters_per_unit: float, fps: float, starts: np.ndarray, st
     held = index >= span
     total = np.cumsum(slide, axis=1)
     total -= np.repeat(total[:, anchor], lengths, axis=1)
-    # Before the anchor: the source's landing (the held offset weighed in below), or, drawn onto
-    # where it is held, the source's slide on to the anchor taken out as the weight grows.
-    offset = np.where(held | drawn, -total, 0.0)
+    # Before the anchor: the source's landing (the held offset weighed in below).
+    offset = np.where(held, -total, 0.0)
     heel = np.maximum.reduceat(np.where(pivot == 0, np.arange(n), -1), first)
     heel_off = np.arange(n) > np.repeat(heel, lengths)
     shift = _shift(up, meters_per_unit, offset, A, H, held, first, lengths)
@@ -475,7 +473,7 @@ class _Side(NamedTuple):
 
 def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None,
               feet: FeetSpec | None = None, blend_time: float = BLEND_TIME,
-              lower_pelvis: bool = False, ease_in: float = EASE_IN, landing: str = "source") -> Clip:
+              lower_pelvis: bool = False, ease_in: float = EASE_IN) -> Clip:
     """A copy of `clip` whose planted feet stay where they landed (see the module notes).
 
     contacts: {'L': bool [T], 'R': bool [T]}, as `contacts.contacts` returns them (detected on the
@@ -489,17 +487,11 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
     lower_pelvis: where a foot cannot reach its lock, lower the motion root along up just enough
         (eased in within 3 mm more and out over blend_time); otherwise the foot is held as near
         as the leg reaches and a `FootLockWarning` says where.
-    landing: 'source' (a take's landings: the foot lands as the source's does, the offset it is
-        held at weighed in over the landing) or 'held' (a blend's, whose feet slide: the foot is
-        drawn onto where it is held over the landing, its slide on to there taken out as the
-        lock grows).
     """
     if not (math.isfinite(ease_in) and ease_in >= 0.0):
         raise ValueError(f"ease_in must be finite and >= 0 seconds, not {ease_in}")
     if not (math.isfinite(blend_time) and blend_time >= 0.0):
         raise ValueError(f"blend_time must be finite and >= 0 seconds, not {blend_time}")
-    if landing not in ("source", "held"):
-        raise ValueError(f"landing must be 'source' or 'held', not {landing!r}")
     clip = with_feet(clip, feet)
     clip.body.check_legs(clip.name)
     fk: dict[str, Any] = {}
@@ -537,7 +529,7 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
         thigh, shin = -_translation(clip, leg.knee), _translation(clip, leg.ankle)
         knees[side] = _Knee(*_knee(gp, gr, index, leg, clip.motion_start, (lrot[index[leg.knee]], thigh, shin)
                                    if clip.parents[leg.knee] == leg.hip else None), thigh, shin)
-    held = {side: _held(clip, leg, side, masks[side], index, gr, gp, ease_in, blend_frames, landing == "held")
+    held = {side: _held(clip, leg, side, masks[side], index, gr, gp, ease_in, blend_frames)
             for side, leg in legs.items()}
     reach = {side: ik.reach_at(_norm(h.knee - h.hip), _norm(h.ankle - h.knee), knees[side].straightest)
              for side, h in held.items()}
@@ -619,7 +611,7 @@ def _root_lowered(clip: Clip, drop: Array) -> Array:
 
 
 def _held(clip: Clip, leg: _Leg, side: str, mask: np.ndarray, index: np.ndarray, gr: Array, gp: Array,
-          ease_in: float, blend_frames: int, drawn: bool) -> _Held:
+          ease_in: float, blend_frames: int) -> _Held:
     """One foot's locks (`_holds`, turned heel up by `_heel_up`) and the frames they fade out over."""
     starts, stops = runs(mask)
     planted = np.flatnonzero(mask)
@@ -627,7 +619,7 @@ def _held(clip: Clip, leg: _Leg, side: str, mask: np.ndarray, index: np.ndarray,
     A, H, K, Q = (np.take(x, planted, axis=1) for x in (gp[a_row], gp[index[leg.hip]], gp[index[leg.knee]],
                                                          gr[a_row]))
     P = _points(clip, leg, side, index, gr, gp, planted, A, Q)
-    holds = _holds(clip.up, clip.meters_per_unit, clip.fps, starts, stops, A, P, H, ease_in, drawn)
+    holds = _holds(clip.up, clip.meters_per_unit, clip.fps, starts, stops, A, P, H, ease_in)
     target = A + holds.weight * holds.offset
     target, rot, turn, total = _heel_up(leg, clip.up, planted, target, Q, A, H, P, holds.heel_off)
     last = np.cumsum(stops - starts) - 1
