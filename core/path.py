@@ -518,10 +518,8 @@ def _in_time(clip: Clip, t: Array, s: Array) -> tuple[Array, Array]:
     clip's root, averaged over a cycle, where the target is (s [T] meters at t [T] seconds) on
     each of its frames, its slope within 1 -+ `TARGET_STRETCH` (strides at most that much longer
     or shorter than the blend's)."""
-    up, mpu, fps = clip.up, clip.meters_per_unit, clip.fps
-    _, pos = root.root_world(clip)
-    floor = pos - np.outer(pos @ up, up)
-    x = root.lowpass((floor - floor[0]) @ _travel_line(floor, up) * mpu, 0.5 * _cycle(clip) * fps)
+    fps = clip.fps
+    x = root.lowpass(_along_travel(clip)[0], 0.5 * _cycle(clip) * fps)
     x = np.maximum.accumulate(x)
     want = np.interp(np.arange(clip.n_frames) / fps, t, s)
     m = np.empty_like(want)
@@ -654,6 +652,16 @@ def _travel_line(floor: Array, up: Array) -> Array:
     line -= up * (line @ up)
     line /= np.linalg.norm(line)
     return -line if (floor[-1] - floor[0]) @ line < 0.0 else line
+
+
+def _along_travel(clip: Clip) -> tuple[Array, Array]:
+    """(meters [T] the clip's root has come from its first frame along the line it travels, and
+    that line [3]: `_travel_line` of its floor positions)."""
+    up = clip.up
+    _, pos = root.root_world(clip)
+    floor = pos - np.outer(pos @ up, up)
+    line = _travel_line(floor, up)
+    return (floor - floor[0]) @ line * clip.meters_per_unit, line
 
 
 def _laid_along(clip: Clip, path: _Path, remap: tuple[Array, Array] | None = None,
@@ -798,16 +806,13 @@ def _started_and_stopped(gaits: list[Clip], path: _Path, v: Array, still: Clip, 
     straight = _straight(gaits, np.concatenate([[0.0], clock]), np.concatenate([[least], v]),
                          2.0 * longest + 1.0, fps, feet)
     fps = straight.fps
-    up, mpu = straight.up, straight.meters_per_unit
+    mpu = straight.meters_per_unit
     length = path.length
     cycle = _cycle(straight)
     head = transition.dead_blend(standing, straight, stand, t_d, START_BLEND)
     head.body = straight.body
     # The stop: a touchdown after the start's blend whose rest comes nearest the path's end.
-    _, pos = root.root_world(head)
-    floor = pos - np.outer(pos @ up, up)
-    line = _travel_line(floor, up)
-    x = (floor - floor[0]) @ line * mpu
+    x, line = _along_travel(head)
     speed = root.lowpass(np.gradient(x) * fps, 0.25 * cycle * fps)
     started = math.ceil((stand + START_BLEND) * fps)
     downs = sorted((round(t * fps), foot) for foot in ("L", "R")
@@ -885,10 +890,8 @@ def _rest_on(clip: Clip, length: float, stop: int, blend_time: float, started: i
     the clip comes to rest (after its stop's blend, from frame `stop`) on the path's end,
     lengthening or shortening its last `STOP_STRIDES` strides together (and no more of them
     than it walks after its start's blend, which ends on frame `started`)."""
-    up, mpu, fps = clip.up, clip.meters_per_unit, clip.fps
-    _, pos = root.root_world(clip)
-    floor = pos - np.outer(pos @ up, up)
-    x = (floor - floor[0]) @ _travel_line(floor, up) * mpu
+    fps = clip.fps
+    x = _along_travel(clip)[0]
     settled = min(stop + math.ceil(blend_time * fps), clip.n_frames - 1)
     at_rest = float(np.median(x[settled:]))
     left = np.asarray(clip.events.get("FootDown_L", ()))
