@@ -324,6 +324,26 @@ def _cycle(clip: Clip) -> float:
     return 2.0 * float(np.median(steps)) if len(steps) else max(clip.duration, 1.0 / clip.fps)
 
 
+class _Paces(NamedTuple):
+    """The gaits as given (a lone gait's twin left out): their speeds [G] (m/s) and cycles [G]
+    (seconds from a left touchdown to the next)."""
+
+    speeds: Array
+    cycles: Array
+
+
+def _paces(gaits: list[Clip], given: int) -> _Paces:
+    """The first `given` gaits' speeds (`blendspace.gait_speeds`, which digests every gait: read
+    once a bake) and cycles."""
+    return _Paces(blendspace.gait_speeds(gaits)[:given],
+                  np.array([g.n_frames / g.fps / len(g.events["FootDown_L"]) for g in gaits[:given]]))
+
+
+def _rate(gaits: list[Clip], fps: float | None) -> float:
+    """The output's frame rate: `fps`, else the highest of the gaits' (as the blend space's)."""
+    return max(g.fps for g in gaits) if fps is None else float(fps)
+
+
 # -- following -----------------------------------------------------------------------------------
 
 
@@ -356,30 +376,29 @@ def follow(loops: Sequence[Clip], points: npt.ArrayLike, speed: Any, *, fps: flo
     of the gaits' skeleton.
     """
     gaits = _as_loops(loops, feet)
+    paces = _paces(gaits, len(loops))
     if idle is None:
-        path, v, cycles = _planned(gaits, len(loops), points, speed)
+        path, v = _planned(gaits, paces, points, speed)
         # Played on past the end (the output is cut where it reaches the last point, which the
         # blend's own speed decides), at the last speed.
-        straight = _straight(gaits, _clock(path.distance, v), v, float(cycles.max()) + 0.5, fps, feet)
+        straight = _straight(gaits, _clock(path.distance, v), v, float(paces.cycles.max()) + 0.5, fps, feet)
         return _walked(straight, path, gaits, lock_feet)
-    return _from_standing(gaits, len(loops), points, speed, idle, fps, feet, lock_feet)
+    return _from_standing(gaits, paces, points, speed, idle, fps, feet, lock_feet)
 
 
-def _from_standing(gaits: list[Clip], given: int, points: npt.ArrayLike, speed: Any, idle: Clip,
+def _from_standing(gaits: list[Clip], paces: _Paces, points: npt.ArrayLike, speed: Any, idle: Clip,
                    fps: float | None, feet: FeetSpec | None, lock_feet: bool, *, stand: float = STAND,
                    when: Callable[[Array], Array] | None = None) -> Clip:
     """`follow` with an idle: standing `stand` seconds, then walking the path, coming to rest on
     its end (`_started_and_stopped`); `when` as `_planned` takes it."""
-    rate = max(g.fps for g in gaits) if fps is None else float(fps)
-    still = _standing(idle, gaits[0], feet, rate)
-    speeds = blendspace.gait_speeds(gaits)[:given]
-    least = float(speeds.min())
-    slowest = gaits[int(np.argmin(speeds))]
+    still = _standing(idle, gaits[0], feet, _rate(gaits, fps))
+    slowest = int(np.argmin(paces.speeds))
+    least = float(paces.speeds[slowest])
     # The slowest gait's cycle and stride played slower, at the least speed.
-    cycle = slowest.n_frames / slowest.fps / len(slowest.events["FootDown_L"])
-    path, v, cycles = _planned(gaits, given, points, speed, when=when,
-                               ease=partial(_eased, least=least, margin=least * cycle))
-    walked, planted, remap = _started_and_stopped(gaits, path, v, still, cycle, float(cycles.max()),
+    cycle = float(paces.cycles[slowest])
+    path, v = _planned(gaits, paces, points, speed, when=when,
+                       ease=partial(_eased, least=least, margin=least * cycle))
+    walked, planted, remap = _started_and_stopped(gaits, path, v, still, cycle, float(paces.cycles.max()),
                                                   fps, feet, stand)
     return _walked(walked, path, gaits, lock_feet, remap=remap, planted=planted, lead=False,
                    ease_in=EASE_IN_CUT)
@@ -414,6 +433,7 @@ def follow_target(loops: Sequence[Clip], times: npt.ArrayLike, positions: npt.Ar
     if s[-1] <= 1e-6:
         raise ValueError("the target does not move over the floor (its positions differ only along up)")
     profile = _target_speeds(t, s)
+    paces = _paces(gaits, len(loops))
 
     def when(d: Array) -> Array:
         return np.interp(d, s, t)
@@ -421,11 +441,11 @@ def follow_target(loops: Sequence[Clip], times: npt.ArrayLike, positions: npt.Ar
     if idle is not None:
         # Its start and stop as `follow` makes them, at the target's speeds along its track,
         # standing until the target leaves its first point.
-        rate = max(g.fps for g in gaits) if fps is None else float(fps)
-        profile = _from_rest(profile, blendspace.RATE_RANGE[0] * float(blendspace.gait_speeds(gaits).min()))
+        rate = _rate(gaits, fps)
+        profile = _from_rest(profile, blendspace.RATE_RANGE[0] * float(paces.speeds.min()))
         leaves = float(np.interp(TARGET_LEAVES, s, t)) if s[-1] > TARGET_LEAVES else 0.0
         stand = max(leaves, 2.0 / rate)
-        out = _from_standing(gaits, len(loops), points, profile, idle, fps, feet, lock_feet, stand=stand,
+        out = _from_standing(gaits, paces, points, profile, idle, fps, feet, lock_feet, stand=stand,
                              when=when)
         # Started as early as the blend into walking and the speeding up take to cover its first
         # meter later than the target does (a second bake; what it asks was said by the first).
@@ -433,15 +453,15 @@ def follow_target(loops: Sequence[Clip], times: npt.ArrayLike, positions: npt.Ar
         if lag > 1.0 / rate and stand > 2.0 / rate:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", PathWarning)
-                out = _from_standing(gaits, len(loops), points, profile, idle, fps, feet, lock_feet,
+                out = _from_standing(gaits, paces, points, profile, idle, fps, feet, lock_feet,
                                      stand=max(stand - lag, 2.0 / rate), when=when)
         return out
-    path, v, cycles = _planned(gaits, len(loops), points, profile, when=when)
+    path, v = _planned(gaits, paces, points, profile, when=when)
     duration, clock = float(t[-1]), _clock(path.distance, v)
     # Played on past the target's last time by as much as `follow` plays past the path's end (the
     # frames kept are a blend's prefix: it only goes forward in time, and the speed is held after
     # the last).
-    extra = float(cycles.max()) + 0.5 + max(duration - float(clock[-1]), 0.0)
+    extra = float(paces.cycles.max()) + 0.5 + max(duration - float(clock[-1]), 0.0)
     straight = _straight(gaits, clock, v, extra, fps, feet)
     straight = straight[:math.floor(duration * straight.fps + 1e-9) + 1]
     return _walked(straight, path, gaits, lock_feet, remap=_in_time(straight, t, s * path.length / s[-1]))
@@ -546,19 +566,17 @@ def _straight(gaits: list[Clip], clock: Array, v: Array, extra: float, fps: floa
                                   float(clock[-1]) + extra, fps=fps, feet=feet)
 
 
-def _planned(gaits: list[Clip], given: int, points: npt.ArrayLike, speed: Any, *,
+def _planned(gaits: list[Clip], paces: _Paces, points: npt.ArrayLike, speed: Any, *,
              ease: Callable[[Array, _Path], Array] | None = None,
-             when: Callable[[Array], Array] | None = None) -> tuple[_Path, Array, Array]:
-    """(the path to walk, its corners rounded; the speed at each of its samples, within the gaits'
-    reach and `ease`d (speeds [M], the path) -> speeds [M] when given; each gait's cycle in
-    seconds) for the first `given` gaits (a lone gait's twin left out), with a `PathWarning` for
-    what the path asks beyond them, naming distances along it, or with `when` (meters along the
-    path -> seconds) the times a target is there."""
+             when: Callable[[Array], Array] | None = None) -> tuple[_Path, Array]:
+    """(the path to walk, its corners rounded; the speed at each of its samples, within the reach
+    of the gaits of `paces` and `ease`d (speeds [M], the path) -> speeds [M] when given), with a
+    `PathWarning` for what the path asks beyond them, naming distances along it, or with `when`
+    (meters along the path -> seconds) the times a target is there."""
     up, mpu = gaits[0].up, gaits[0].meters_per_unit
     path = _floor_path(points, up, mpu)
-    speeds = blendspace.gait_speeds(gaits)[:given]
+    speeds, cycles = paces
     # A step is half a cycle's stride at the speed, the cycle of the gaits bracketing it.
-    cycles = np.array([g.n_frames / g.fps / len(g.events["FootDown_L"]) for g in gaits[:given]])
     order = np.argsort(speeds)
 
     def steps(v: Array) -> Array:
@@ -574,7 +592,7 @@ def _planned(gaits: list[Clip], given: int, points: npt.ArrayLike, speed: Any, *
     problems += _tight_turns(path, v, steps(v), where)
     if problems:
         warnings.warn("; ".join(problems), PathWarning, stacklevel=3)
-    return path, v, cycles
+    return path, v
 
 
 def _walked(straight: Clip, path: _Path, gaits: list[Clip], lock_feet: bool,
