@@ -552,9 +552,8 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
         drop[drop * mpu < 1e-6] = 0.0  # rounding is no drop (a convention's float noise alike)
         drop = _lowered(drop, clip.fps, blend_frames, DROP_ROOM / mpu)
         drop[:clip.motion_start] = 0.0  # a converter's T-pose stays as it is
-    out = clip
-    if drop.any():
-        out = clip.replace(positions=_root_lowered(clip, drop))
+    # The output's own arrays (the solve writes into its rotations), its root lowered.
+    out = clip.replace(positions=_root_lowered(clip, drop)) if drop.any() else clip.copy()
 
     # The solve: the contact frames held as near as the leg reaches (the pelvis lowered), and
     # the fades where the pelvis is lowered, from the foot as held at the lift; a lowered pelvis
@@ -664,12 +663,12 @@ def _solved(clip: Clip, out: Clip, legs: Mapping[str, _Leg], sides: Mapping[str,
             letgo: Mapping[str, tuple[np.ndarray, np.ndarray, Array]], knees: Mapping[str, _Knee],
             masks: Mapping[str, np.ndarray], index: np.ndarray, lrot: Array, gr: Array,
             short: list[str], lower_pelvis: bool) -> Clip:
-    """`out` with each leg solved on the frames of its side, its locks let go in the joints on the
-    frames of `letgo` ((frames, lift, weight) per leg: the correction the solve made to each
-    joint at the lift fades out, a slerp to none, the knee kept no straighter than the take's),
-    the steps outside the contacts limited, and a FootLockWarning for the feet held short. The
-    new locals go into the FK's own (component-major, in place) once the source's steps are
-    known."""
+    """`out` (the clip's copy, its pelvis lowered: written into) with each leg solved on the frames
+    of its side, its locks let go in the joints on the frames of `letgo` ((frames, lift, weight)
+    per leg: the correction the solve made to each joint at the lift fades out, a slerp to none,
+    the knee kept no straighter than the take's), the steps outside the contacts limited, and a
+    FootLockWarning for the feet held short. The new locals go into the FK's own
+    (component-major, in place) once the source's steps are known."""
     T = clip.n_frames
     first = clip.motion_start
     joints = [j for leg in legs.values() for j in (leg.hip, leg.knee, leg.ankle)]
@@ -690,16 +689,14 @@ def _solved(clip: Clip, out: Clip, legs: Mapping[str, _Leg], sides: Mapping[str,
         if fade.size:
             _let_go(clip, leg, fade, lift, weight, knees[side], index, lrot, leg.ball in toes)
     _limit_steps(clip.rotations, np.array(joints + toes), dq, lrot, rows, first, pinned)
-    # (a lowered pelvis made `out` a copy already: its rotations are this lock's own)
-    rot = out.rotations if out is not clip else out.rotations.copy()
     for j, r in zip(joints + toes, rows, strict=True):
-        rot[:, j] = lrot[r].T
+        out.rotations[:, j] = lrot[r].T
     if short:
         advice = (" (with the pelvis lowered)" if lower_pelvis
                   else ". lower_pelvis=True lowers the pelvis instead")
         warnings.warn(f"{clip.name or 'the take'}: a foot could not reach its lock, held as near as the "
                       f"leg reaches: {'; '.join(short)}{advice}", FootLockWarning, stacklevel=3)
-    return out.replace(rotations=rot) if out is clip else out
+    return out
 
 
 def _solve_leg(clip: Clip, leg: _Leg, s: _Side, knee: _Knee, index: np.ndarray, lrot: Array,
