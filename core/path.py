@@ -752,13 +752,12 @@ def _standing(idle: Any, ref: Clip, feet: FeetSpec | None, fps: float) -> Clip:
         idle = idle[idle.motion_start:]
     if idle.fps != fps:
         idle = resample.resample(idle, fps)
+    named = f"the idle {idle.name}" if idle.name else "the idle"
     if idle.n_frames < 2:  # the stop's transition needs a frame of the idle to land on after its first
-        named = f"the idle {idle.name}" if idle.name else "the idle"
         raise ValueError(f"{named} has {idle.n_frames} frame of motion: give a standing clip of two frames "
                          "or more")
     moves = _root_speed(idle)
     if moves > root.STILL_MPS:
-        named = f"the idle {idle.name}" if idle.name else "the idle"
         raise ValueError(f"{named} travels at {moves:.2f} m/s: give a standing clip (a still stretch of a "
                          f"take will do; under {root.STILL_MPS:g} m/s)")
     # On the gaits' skeleton (its End Sites: what the feet stand on), with the idle's own motion.
@@ -856,7 +855,8 @@ def _started_and_stopped(gaits: list[Clip], path: _Path, v: Array, still: Clip, 
         t_i = transition.best_target_time(before, (i - a) / fps, rest, search=(0.0, still.duration))
     stop = transition.dead_blend(before, rest, (i - a) / fps, t_i, blend_time)
     n = min((i - a) + math.ceil((blend_time + REST) * fps) + 1, stop.n_frames)
-    stop = _rests_facing(stop[:n], line, i - a, math.ceil(blend_time * fps))
+    stop = stop[:n]
+    _rests_facing(stop, line, i - a, math.ceil(blend_time * fps))
     keep = a / fps - 0.5 / fps
     events = {}
     for name in {*head.events, *stop.events}:
@@ -874,10 +874,11 @@ def _started_and_stopped(gaits: list[Clip], path: _Path, v: Array, still: Clip, 
     return out, planted, _rest_on(out, length, i, blend_time, started)
 
 
-def _rests_facing(clip: Clip, line: Array, switch: int, frames: int) -> Clip:
-    """The stop turned on its root about up from frame `switch` on, by a smoothstep over `frames`,
-    so that it rests facing along `line` (a dead blend re-anchors the standing clip on the hips'
-    heading at the switch, a touchdown, where a walk's hips are swung round by up to 10 degrees)."""
+def _rests_facing(clip: Clip, line: Array, switch: int, frames: int) -> None:
+    """In place on the clip's arrays (the stop's own): the stop turned on its root about up from
+    frame `switch` on, by a smoothstep over `frames`, so that it rests facing along `line` (a dead
+    blend re-anchors the standing clip on the hips' heading at the switch, a touchdown, where a
+    walk's hips are swung round by up to 10 degrees)."""
     up = clip.up
     rot, pos = root.root_world(clip)
     heading = root.heading_of(rot, up, clip.forward)
@@ -886,7 +887,8 @@ def _rests_facing(clip: Clip, line: Array, switch: int, frames: int) -> Clip:
     off = math.atan2(line @ side, line @ fwd) - float(np.median(heading[settled:]))
     off = math.atan2(math.sin(off), math.cos(off))
     w = transition.smoothstep((np.arange(clip.n_frames) - switch) / max(frames, 1))
-    return root.with_root_world(clip, quat.mul(root.yaw_quat(w * off, up), rot), pos)
+    root.set_root_world(clip.rotations, clip.positions, clip.parents, clip.root,
+                        quat.mul(root.yaw_quat(w * off, up), rot), pos)
 
 
 def _foot_ahead(still: Clip, feet: list[str]) -> Array:
