@@ -11,8 +11,7 @@ least room to straighten: a millimetre of reach turns a nearly straight knee by 
 foot held a little farther from the hip than the source's would make the knee snap.
 
 A lock eases in from the touchdown: the foot moves as the source's plus the offset it will be
-held at, weighed in over the landing foot's deceleration, full at most `ease_in` after it (a
-blend's landing, `landing="held"`, is drawn onto where it is held instead).
+held at, weighed in over the landing foot's deceleration, full at most `ease_in` after it.
 Where the heel has come off (the pivot is the ball or the toes) and the held ankle would be
 farther from the hip than the source's (mocap toes slide at push-off), the foot turns heel up
 on its ball, the toes keeping their world rotation, and where that cannot bring the ankle near
@@ -47,7 +46,7 @@ from . import ik, quat, skeleton
 from .body import FeetSpec, with_feet
 from .clip import Clip
 from .contacts import runs
-from .root import root_world_of
+from .root import slide_of
 
 Array = npt.NDArray[np.float64]
 
@@ -110,7 +109,7 @@ class _Holds(NamedTuple):
 
 
 def _holds(up: Array, meters_per_unit: float, fps: float, starts: np.ndarray, stops: np.ndarray,
-           A: Array, P: Array, H: Array, ease_in: float, drawn: bool = False) -> _Holds:
+           A: Array, P: Array, H: Array, ease_in: float) -> _Holds:
     """One foot's locks over its contacts (runs [starts, stops) of a [T] mask), on the contact
     frames only, laid end to end: A [3, n] the ankle's and H [3, n] the hip's positions, P
     [K, 3, n] the foot's points (ankle first), world frame, file units, component-major.
@@ -162,9 +161,8 @@ def _holds(up: Array, meters_per_unit: float, fps: float, starts: np.ndarray, st
     held = index >= span
     total = np.cumsum(slide, axis=1)
     total -= np.repeat(total[:, anchor], lengths, axis=1)
-    # Before the anchor: the source's landing (the held offset weighed in below), or, drawn onto
-    # where it is held, the source's slide on to the anchor taken out as the weight grows.
-    offset = np.where(held | drawn, -total, 0.0)
+    # Before the anchor: the source's landing (the held offset weighed in below).
+    offset = np.where(held, -total, 0.0)
     heel = np.maximum.reduceat(np.where(pivot == 0, np.arange(n), -1), first)
     heel_off = np.arange(n) > np.repeat(heel, lengths)
     shift = _shift(up, meters_per_unit, offset, A, H, held, first, lengths)
@@ -475,7 +473,7 @@ class _Side(NamedTuple):
 
 def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None,
               feet: FeetSpec | None = None, blend_time: float = BLEND_TIME,
-              lower_pelvis: bool = False, ease_in: float = EASE_IN, landing: str = "source") -> Clip:
+              lower_pelvis: bool = False, ease_in: float = EASE_IN) -> Clip:
     """A copy of `clip` whose planted feet stay where they landed (see the module notes).
 
     contacts: {'L': bool [T], 'R': bool [T]}, as `contacts.contacts` returns them (detected on the
@@ -489,17 +487,11 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
     lower_pelvis: where a foot cannot reach its lock, lower the motion root along up just enough
         (eased in within 3 mm more and out over blend_time); otherwise the foot is held as near
         as the leg reaches and a `FootLockWarning` says where.
-    landing: 'source' (a take's landings: the foot lands as the source's does, the offset it is
-        held at weighed in over the landing) or 'held' (a blend's, whose feet slide: the foot is
-        drawn onto where it is held over the landing, its slide on to there taken out as the
-        lock grows).
     """
     if not (math.isfinite(ease_in) and ease_in >= 0.0):
         raise ValueError(f"ease_in must be finite and >= 0 seconds, not {ease_in}")
     if not (math.isfinite(blend_time) and blend_time >= 0.0):
         raise ValueError(f"blend_time must be finite and >= 0 seconds, not {blend_time}")
-    if landing not in ("source", "held"):
-        raise ValueError(f"landing must be 'source' or 'held', not {landing!r}")
     clip = with_feet(clip, feet)
     clip.body.check_legs(clip.name)
     fk: dict[str, Any] = {}
@@ -537,7 +529,7 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
         thigh, shin = -_translation(clip, leg.knee), _translation(clip, leg.ankle)
         knees[side] = _Knee(*_knee(gp, gr, index, leg, clip.motion_start, (lrot[index[leg.knee]], thigh, shin)
                                    if clip.parents[leg.knee] == leg.hip else None), thigh, shin)
-    held = {side: _held(clip, leg, side, masks[side], index, gr, gp, ease_in, blend_frames, landing == "held")
+    held = {side: _held(clip, leg, side, masks[side], index, gr, gp, ease_in, blend_frames)
             for side, leg in legs.items()}
     reach = {side: ik.reach_at(_norm(h.knee - h.hip), _norm(h.ankle - h.knee), knees[side].straightest)
              for side, h in held.items()}
@@ -560,9 +552,8 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
         drop[drop * mpu < 1e-6] = 0.0  # rounding is no drop (a convention's float noise alike)
         drop = _lowered(drop, clip.fps, blend_frames, DROP_ROOM / mpu)
         drop[:clip.motion_start] = 0.0  # a converter's T-pose stays as it is
-    out = clip
-    if drop.any():
-        out = clip.replace(positions=_root_lowered(clip, drop, index, gr))
+    # The output's own arrays (the solve writes into its rotations), its root lowered.
+    out = clip.replace(positions=_root_lowered(clip, drop)) if drop.any() else clip.copy()
 
     # The solve: the contact frames held as near as the leg reaches (the pelvis lowered), and
     # the fades where the pelvis is lowered, from the foot as held at the lift; a lowered pelvis
@@ -610,25 +601,16 @@ def lock_feet(clip: Clip, *, contacts: Mapping[str, npt.ArrayLike] | None = None
     return _solved(clip, out, legs, sides, letgo, knees, masks, index, lrot, gr, short, lower_pelvis)
 
 
-def _root_lowered(clip: Clip, drop: Array, index: np.ndarray, gr: Array) -> Array:
+def _root_lowered(clip: Clip, drop: Array) -> Array:
     """The clip's local translations [T, J, 3] (a copy) with its motion root `drop` [T] (file
     units) lower along up in the world, the joints above it as they are."""
     pos = clip.positions.copy()
-    root, parent = clip.root, int(clip.parents[clip.root])
-    down = np.outer(-drop, clip.up)
-    if parent >= 0:
-        # Into the parent's frame: its world rotation is the FK's where it leads to a foot.
-        q = gr[index[parent]] if index[parent] >= 0 else quat.components(
-            root_world_of(clip.rotations, clip.positions, clip.parents, parent)[0][:, None], [0])[0]
-        for c, value in enumerate(quat.mul_vec_components(q[0], -q[1], -q[2], -q[3], *down.T)):
-            pos[:, root, c] += value
-    else:
-        pos[:, root] += down
+    slide_of(clip.rotations, pos, clip.parents, clip.root, [], -drop[:, None] * clip.up)
     return pos
 
 
 def _held(clip: Clip, leg: _Leg, side: str, mask: np.ndarray, index: np.ndarray, gr: Array, gp: Array,
-          ease_in: float, blend_frames: int, drawn: bool) -> _Held:
+          ease_in: float, blend_frames: int) -> _Held:
     """One foot's locks (`_holds`, turned heel up by `_heel_up`) and the frames they fade out over."""
     starts, stops = runs(mask)
     planted = np.flatnonzero(mask)
@@ -636,7 +618,7 @@ def _held(clip: Clip, leg: _Leg, side: str, mask: np.ndarray, index: np.ndarray,
     A, H, K, Q = (np.take(x, planted, axis=1) for x in (gp[a_row], gp[index[leg.hip]], gp[index[leg.knee]],
                                                          gr[a_row]))
     P = _points(clip, leg, side, index, gr, gp, planted, A, Q)
-    holds = _holds(clip.up, clip.meters_per_unit, clip.fps, starts, stops, A, P, H, ease_in, drawn)
+    holds = _holds(clip.up, clip.meters_per_unit, clip.fps, starts, stops, A, P, H, ease_in)
     target = A + holds.weight * holds.offset
     target, rot, turn, total = _heel_up(leg, clip.up, planted, target, Q, A, H, P, holds.heel_off)
     last = np.cumsum(stops - starts) - 1
@@ -681,12 +663,12 @@ def _solved(clip: Clip, out: Clip, legs: Mapping[str, _Leg], sides: Mapping[str,
             letgo: Mapping[str, tuple[np.ndarray, np.ndarray, Array]], knees: Mapping[str, _Knee],
             masks: Mapping[str, np.ndarray], index: np.ndarray, lrot: Array, gr: Array,
             short: list[str], lower_pelvis: bool) -> Clip:
-    """`out` with each leg solved on the frames of its side, its locks let go in the joints on the
-    frames of `letgo` ((frames, lift, weight) per leg: the correction the solve made to each
-    joint at the lift fades out, a slerp to none, the knee kept no straighter than the take's),
-    the steps outside the contacts limited, and a FootLockWarning for the feet held short. The
-    new locals go into the FK's own (component-major, in place) once the source's steps are
-    known."""
+    """`out` (the clip's copy, its pelvis lowered: written into) with each leg solved on the frames
+    of its side, its locks let go in the joints on the frames of `letgo` ((frames, lift, weight)
+    per leg: the correction the solve made to each joint at the lift fades out, a slerp to none,
+    the knee kept no straighter than the take's), the steps outside the contacts limited, and a
+    FootLockWarning for the feet held short. The new locals go into the FK's own
+    (component-major, in place) once the source's steps are known."""
     T = clip.n_frames
     first = clip.motion_start
     joints = [j for leg in legs.values() for j in (leg.hip, leg.knee, leg.ankle)]
@@ -707,16 +689,14 @@ def _solved(clip: Clip, out: Clip, legs: Mapping[str, _Leg], sides: Mapping[str,
         if fade.size:
             _let_go(clip, leg, fade, lift, weight, knees[side], index, lrot, leg.ball in toes)
     _limit_steps(clip.rotations, np.array(joints + toes), dq, lrot, rows, first, pinned)
-    # (a lowered pelvis made `out` a copy already: its rotations are this lock's own)
-    rot = out.rotations if out is not clip else out.rotations.copy()
     for j, r in zip(joints + toes, rows, strict=True):
-        rot[:, j] = lrot[r].T
+        out.rotations[:, j] = lrot[r].T
     if short:
         advice = (" (with the pelvis lowered)" if lower_pelvis
                   else ". lower_pelvis=True lowers the pelvis instead")
         warnings.warn(f"{clip.name or 'the take'}: a foot could not reach its lock, held as near as the "
                       f"leg reaches: {'; '.join(short)}{advice}", FootLockWarning, stacklevel=3)
-    return out.replace(rotations=rot) if out is clip else out
+    return out
 
 
 def _solve_leg(clip: Clip, leg: _Leg, s: _Side, knee: _Knee, index: np.ndarray, lrot: Array,

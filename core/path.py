@@ -324,6 +324,26 @@ def _cycle(clip: Clip) -> float:
     return 2.0 * float(np.median(steps)) if len(steps) else max(clip.duration, 1.0 / clip.fps)
 
 
+class _Paces(NamedTuple):
+    """The gaits as given (a lone gait's twin left out): their speeds [G] (m/s) and cycles [G]
+    (seconds from a left touchdown to the next)."""
+
+    speeds: Array
+    cycles: Array
+
+
+def _paces(gaits: list[Clip], given: int) -> _Paces:
+    """The first `given` gaits' speeds (`blendspace.gait_speeds`, which digests every gait: read
+    once a bake) and cycles."""
+    return _Paces(blendspace.gait_speeds(gaits)[:given],
+                  np.array([g.n_frames / g.fps / len(g.events["FootDown_L"]) for g in gaits[:given]]))
+
+
+def _rate(gaits: list[Clip], fps: float | None) -> float:
+    """The output's frame rate: `fps`, else the highest of the gaits' (as the blend space's)."""
+    return max(g.fps for g in gaits) if fps is None else float(fps)
+
+
 # -- following -----------------------------------------------------------------------------------
 
 
@@ -356,30 +376,29 @@ def follow(loops: Sequence[Clip], points: npt.ArrayLike, speed: Any, *, fps: flo
     of the gaits' skeleton.
     """
     gaits = _as_loops(loops, feet)
+    paces = _paces(gaits, len(loops))
     if idle is None:
-        path, v, cycles = _planned(gaits, len(loops), points, speed)
+        path, v = _planned(gaits, paces, points, speed)
         # Played on past the end (the output is cut where it reaches the last point, which the
         # blend's own speed decides), at the last speed.
-        straight = _straight(gaits, _clock(path.distance, v), v, float(cycles.max()) + 0.5, fps, feet)
+        straight = _straight(gaits, _clock(path.distance, v), v, float(paces.cycles.max()) + 0.5, fps, feet)
         return _walked(straight, path, gaits, lock_feet)
-    return _from_standing(gaits, len(loops), points, speed, idle, fps, feet, lock_feet)
+    return _from_standing(gaits, paces, points, speed, idle, fps, feet, lock_feet)
 
 
-def _from_standing(gaits: list[Clip], given: int, points: npt.ArrayLike, speed: Any, idle: Clip,
+def _from_standing(gaits: list[Clip], paces: _Paces, points: npt.ArrayLike, speed: Any, idle: Clip,
                    fps: float | None, feet: FeetSpec | None, lock_feet: bool, *, stand: float = STAND,
                    when: Callable[[Array], Array] | None = None) -> Clip:
     """`follow` with an idle: standing `stand` seconds, then walking the path, coming to rest on
     its end (`_started_and_stopped`); `when` as `_planned` takes it."""
-    rate = max(g.fps for g in gaits) if fps is None else float(fps)
-    still = _standing(idle, gaits[0], feet, rate)
-    speeds = blendspace.gait_speeds(gaits)[:given]
-    least = float(speeds.min())
-    slowest = gaits[int(np.argmin(speeds))]
+    still = _standing(idle, gaits[0], feet, _rate(gaits, fps))
+    slowest = int(np.argmin(paces.speeds))
+    least = float(paces.speeds[slowest])
     # The slowest gait's cycle and stride played slower, at the least speed.
-    cycle = slowest.n_frames / slowest.fps / len(slowest.events["FootDown_L"])
-    path, v, cycles = _planned(gaits, given, points, speed, when=when,
-                               ease=partial(_eased, least=least, margin=least * cycle))
-    walked, planted, remap = _started_and_stopped(gaits, path, v, still, cycle, float(cycles.max()),
+    cycle = float(paces.cycles[slowest])
+    path, v = _planned(gaits, paces, points, speed, when=when,
+                       ease=partial(_eased, least=least, margin=least * cycle))
+    walked, planted, remap = _started_and_stopped(gaits, path, v, still, cycle, float(paces.cycles.max()),
                                                   fps, feet, stand)
     return _walked(walked, path, gaits, lock_feet, remap=remap, planted=planted, lead=False,
                    ease_in=EASE_IN_CUT)
@@ -414,6 +433,7 @@ def follow_target(loops: Sequence[Clip], times: npt.ArrayLike, positions: npt.Ar
     if s[-1] <= 1e-6:
         raise ValueError("the target does not move over the floor (its positions differ only along up)")
     profile = _target_speeds(t, s)
+    paces = _paces(gaits, len(loops))
 
     def when(d: Array) -> Array:
         return np.interp(d, s, t)
@@ -421,11 +441,11 @@ def follow_target(loops: Sequence[Clip], times: npt.ArrayLike, positions: npt.Ar
     if idle is not None:
         # Its start and stop as `follow` makes them, at the target's speeds along its track,
         # standing until the target leaves its first point.
-        rate = max(g.fps for g in gaits) if fps is None else float(fps)
-        profile = _from_rest(profile, blendspace.RATE_RANGE[0] * float(blendspace.gait_speeds(gaits).min()))
+        rate = _rate(gaits, fps)
+        profile = _from_rest(profile, blendspace.RATE_RANGE[0] * float(paces.speeds.min()))
         leaves = float(np.interp(TARGET_LEAVES, s, t)) if s[-1] > TARGET_LEAVES else 0.0
         stand = max(leaves, 2.0 / rate)
-        out = _from_standing(gaits, len(loops), points, profile, idle, fps, feet, lock_feet, stand=stand,
+        out = _from_standing(gaits, paces, points, profile, idle, fps, feet, lock_feet, stand=stand,
                              when=when)
         # Started as early as the blend into walking and the speeding up take to cover its first
         # meter later than the target does (a second bake; what it asks was said by the first).
@@ -433,12 +453,16 @@ def follow_target(loops: Sequence[Clip], times: npt.ArrayLike, positions: npt.Ar
         if lag > 1.0 / rate and stand > 2.0 / rate:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", PathWarning)
-                out = _from_standing(gaits, len(loops), points, profile, idle, fps, feet, lock_feet,
+                out = _from_standing(gaits, paces, points, profile, idle, fps, feet, lock_feet,
                                      stand=max(stand - lag, 2.0 / rate), when=when)
         return out
-    path, v, cycles = _planned(gaits, len(loops), points, profile, when=when)
-    duration = float(t[-1])
-    straight = _straight(gaits, _clock(path.distance, v), v, float(cycles.max()) + 0.5 + duration, fps, feet)
+    path, v = _planned(gaits, paces, points, profile, when=when)
+    duration, clock = float(t[-1]), _clock(path.distance, v)
+    # Played on past the target's last time by as much as `follow` plays past the path's end (the
+    # frames kept are a blend's prefix: it only goes forward in time, and the speed is held after
+    # the last).
+    extra = float(paces.cycles.max()) + 0.5 + max(duration - float(clock[-1]), 0.0)
+    straight = _straight(gaits, clock, v, extra, fps, feet)
     straight = straight[:math.floor(duration * straight.fps + 1e-9) + 1]
     return _walked(straight, path, gaits, lock_feet, remap=_in_time(straight, t, s * path.length / s[-1]))
 
@@ -514,10 +538,8 @@ def _in_time(clip: Clip, t: Array, s: Array) -> tuple[Array, Array]:
     clip's root, averaged over a cycle, where the target is (s [T] meters at t [T] seconds) on
     each of its frames, its slope within 1 -+ `TARGET_STRETCH` (strides at most that much longer
     or shorter than the blend's)."""
-    up, mpu, fps = clip.up, clip.meters_per_unit, clip.fps
-    _, pos = root.root_world(clip)
-    floor = pos - np.outer(pos @ up, up)
-    x = root.lowpass((floor - floor[0]) @ _travel_line(floor, up) * mpu, 0.5 * _cycle(clip) * fps)
+    fps = clip.fps
+    x = root.lowpass(_along_travel(clip)[0], 0.5 * _cycle(clip) * fps)
     x = np.maximum.accumulate(x)
     want = np.interp(np.arange(clip.n_frames) / fps, t, s)
     m = np.empty_like(want)
@@ -544,19 +566,17 @@ def _straight(gaits: list[Clip], clock: Array, v: Array, extra: float, fps: floa
                                   float(clock[-1]) + extra, fps=fps, feet=feet)
 
 
-def _planned(gaits: list[Clip], given: int, points: npt.ArrayLike, speed: Any, *,
+def _planned(gaits: list[Clip], paces: _Paces, points: npt.ArrayLike, speed: Any, *,
              ease: Callable[[Array, _Path], Array] | None = None,
-             when: Callable[[Array], Array] | None = None) -> tuple[_Path, Array, Array]:
-    """(the path to walk, its corners rounded; the speed at each of its samples, within the gaits'
-    reach and `ease`d (speeds [M], the path) -> speeds [M] when given; each gait's cycle in
-    seconds) for the first `given` gaits (a lone gait's twin left out), with a `PathWarning` for
-    what the path asks beyond them, naming distances along it, or with `when` (meters along the
-    path -> seconds) the times a target is there."""
+             when: Callable[[Array], Array] | None = None) -> tuple[_Path, Array]:
+    """(the path to walk, its corners rounded; the speed at each of its samples, within the reach
+    of the gaits of `paces` and `ease`d (speeds [M], the path) -> speeds [M] when given), with a
+    `PathWarning` for what the path asks beyond them, naming distances along it, or with `when`
+    (meters along the path -> seconds) the times a target is there."""
     up, mpu = gaits[0].up, gaits[0].meters_per_unit
     path = _floor_path(points, up, mpu)
-    speeds = blendspace.gait_speeds(gaits)[:given]
+    speeds, cycles = paces
     # A step is half a cycle's stride at the speed, the cycle of the gaits bracketing it.
-    cycles = np.array([g.n_frames / g.fps / len(g.events["FootDown_L"]) for g in gaits[:given]])
     order = np.argsort(speeds)
 
     def steps(v: Array) -> Array:
@@ -572,7 +592,7 @@ def _planned(gaits: list[Clip], given: int, points: npt.ArrayLike, speed: Any, *
     problems += _tight_turns(path, v, steps(v), where)
     if problems:
         warnings.warn("; ".join(problems), PathWarning, stacklevel=3)
-    return path, v, cycles
+    return path, v
 
 
 def _walked(straight: Clip, path: _Path, gaits: list[Clip], lock_feet: bool,
@@ -624,15 +644,13 @@ def _with_lead_in(clip: Clip) -> tuple[Clip, int]:
     if not 0 < n < clip.n_frames:
         return clip, 0
     up = clip.up
-    rot, pos = root.root_world_of(clip.rotations[:n + 1], clip.positions[:n + 1], clip.parents, clip.root)
-    back = pos[n] - pos[0]
+    _, pos = root.root_world_of(clip.rotations[[0, n]], clip.positions[[0, n]], clip.parents, clip.root)
+    back = pos[1] - pos[0]
     back -= up * (back @ up)
-    lead_rot, lead_pos = root.with_root_world_of(clip.rotations[:n], clip.positions[:n], clip.parents,
-                                                 clip.root, rot[:n], pos[:n] - back)
-    for top in root.moving_tops(clip):
-        lead_pos[:, top] -= back
-    return clip.replace(rotations=np.concatenate([lead_rot, clip.rotations]),
-                        positions=np.concatenate([lead_pos, clip.positions]),
+    rotations = np.concatenate([clip.rotations[:n], clip.rotations])
+    positions = np.concatenate([clip.positions[:n], clip.positions])
+    root.slide_of(rotations[:n], positions[:n], clip.parents, clip.root, root.moving_tops(clip), -back)
+    return clip.replace(rotations=rotations, positions=positions,
                         events={k: t + n / clip.fps for k, t in clip.events.items()}), n
 
 
@@ -652,6 +670,16 @@ def _travel_line(floor: Array, up: Array) -> Array:
     line -= up * (line @ up)
     line /= np.linalg.norm(line)
     return -line if (floor[-1] - floor[0]) @ line < 0.0 else line
+
+
+def _along_travel(clip: Clip) -> tuple[Array, Array]:
+    """(meters [T] the clip's root has come from its first frame along the line it travels, and
+    that line [3]: `_travel_line` of its floor positions)."""
+    up = clip.up
+    _, pos = root.root_world(clip)
+    floor = pos - np.outer(pos @ up, up)
+    line = _travel_line(floor, up)
+    return (floor - floor[0]) @ line * clip.meters_per_unit, line
 
 
 def _laid_along(clip: Clip, path: _Path, remap: tuple[Array, Array] | None = None,
@@ -724,13 +752,12 @@ def _standing(idle: Any, ref: Clip, feet: FeetSpec | None, fps: float) -> Clip:
         idle = idle[idle.motion_start:]
     if idle.fps != fps:
         idle = resample.resample(idle, fps)
+    named = f"the idle {idle.name}" if idle.name else "the idle"
     if idle.n_frames < 2:  # the stop's transition needs a frame of the idle to land on after its first
-        named = f"the idle {idle.name}" if idle.name else "the idle"
         raise ValueError(f"{named} has {idle.n_frames} frame of motion: give a standing clip of two frames "
                          "or more")
     moves = _root_speed(idle)
     if moves > root.STILL_MPS:
-        named = f"the idle {idle.name}" if idle.name else "the idle"
         raise ValueError(f"{named} travels at {moves:.2f} m/s: give a standing clip (a still stretch of a "
                          f"take will do; under {root.STILL_MPS:g} m/s)")
     # On the gaits' skeleton (its End Sites: what the feet stand on), with the idle's own motion.
@@ -796,16 +823,13 @@ def _started_and_stopped(gaits: list[Clip], path: _Path, v: Array, still: Clip, 
     straight = _straight(gaits, np.concatenate([[0.0], clock]), np.concatenate([[least], v]),
                          2.0 * longest + 1.0, fps, feet)
     fps = straight.fps
-    up, mpu = straight.up, straight.meters_per_unit
+    mpu = straight.meters_per_unit
     length = path.length
     cycle = _cycle(straight)
     head = transition.dead_blend(standing, straight, stand, t_d, START_BLEND)
     head.body = straight.body
     # The stop: a touchdown after the start's blend whose rest comes nearest the path's end.
-    _, pos = root.root_world(head)
-    floor = pos - np.outer(pos @ up, up)
-    line = _travel_line(floor, up)
-    x = (floor - floor[0]) @ line * mpu
+    x, line = _along_travel(head)
     speed = root.lowpass(np.gradient(x) * fps, 0.25 * cycle * fps)
     started = math.ceil((stand + START_BLEND) * fps)
     downs = sorted((round(t * fps), foot) for foot in ("L", "R")
@@ -831,7 +855,8 @@ def _started_and_stopped(gaits: list[Clip], path: _Path, v: Array, still: Clip, 
         t_i = transition.best_target_time(before, (i - a) / fps, rest, search=(0.0, still.duration))
     stop = transition.dead_blend(before, rest, (i - a) / fps, t_i, blend_time)
     n = min((i - a) + math.ceil((blend_time + REST) * fps) + 1, stop.n_frames)
-    stop = _rests_facing(stop[:n], line, i - a, math.ceil(blend_time * fps))
+    stop = stop[:n]
+    _rests_facing(stop, line, i - a, math.ceil(blend_time * fps))
     keep = a / fps - 0.5 / fps
     events = {}
     for name in {*head.events, *stop.events}:
@@ -849,10 +874,11 @@ def _started_and_stopped(gaits: list[Clip], path: _Path, v: Array, still: Clip, 
     return out, planted, _rest_on(out, length, i, blend_time, started)
 
 
-def _rests_facing(clip: Clip, line: Array, switch: int, frames: int) -> Clip:
-    """The stop turned on its root about up from frame `switch` on, by a smoothstep over `frames`,
-    so that it rests facing along `line` (a dead blend re-anchors the standing clip on the hips'
-    heading at the switch, a touchdown, where a walk's hips are swung round by up to 10 degrees)."""
+def _rests_facing(clip: Clip, line: Array, switch: int, frames: int) -> None:
+    """In place on the clip's arrays (the stop's own): the stop turned on its root about up from
+    frame `switch` on, by a smoothstep over `frames`, so that it rests facing along `line` (a dead
+    blend re-anchors the standing clip on the hips' heading at the switch, a touchdown, where a
+    walk's hips are swung round by up to 10 degrees)."""
     up = clip.up
     rot, pos = root.root_world(clip)
     heading = root.heading_of(rot, up, clip.forward)
@@ -861,7 +887,8 @@ def _rests_facing(clip: Clip, line: Array, switch: int, frames: int) -> Clip:
     off = math.atan2(line @ side, line @ fwd) - float(np.median(heading[settled:]))
     off = math.atan2(math.sin(off), math.cos(off))
     w = transition.smoothstep((np.arange(clip.n_frames) - switch) / max(frames, 1))
-    return root.with_root_world(clip, quat.mul(root.yaw_quat(w * off, up), rot), pos)
+    root.set_root_world(clip.rotations, clip.positions, clip.parents, clip.root,
+                        quat.mul(root.yaw_quat(w * off, up), rot), pos)
 
 
 def _foot_ahead(still: Clip, feet: list[str]) -> Array:
@@ -883,10 +910,8 @@ def _rest_on(clip: Clip, length: float, stop: int, blend_time: float, started: i
     the clip comes to rest (after its stop's blend, from frame `stop`) on the path's end,
     lengthening or shortening its last `STOP_STRIDES` strides together (and no more of them
     than it walks after its start's blend, which ends on frame `started`)."""
-    up, mpu, fps = clip.up, clip.meters_per_unit, clip.fps
-    _, pos = root.root_world(clip)
-    floor = pos - np.outer(pos @ up, up)
-    x = (floor - floor[0]) @ _travel_line(floor, up) * mpu
+    fps = clip.fps
+    x = _along_travel(clip)[0]
     settled = min(stop + math.ceil(blend_time * fps), clip.n_frames - 1)
     at_rest = float(np.median(x[settled:]))
     left = np.asarray(clip.events.get("FootDown_L", ()))
