@@ -127,7 +127,7 @@ from . import blend, footlock, knees, matching, metrics, quat
 from .body import FeetSpec, with_feet
 from .clip import Clip
 from .contacts import contacts as detect_contacts
-from .contacts import foot_points
+from .contacts import foot_points, leg_length
 from .contacts import runs as contact_runs
 from .resample import resample
 from .root import (
@@ -630,21 +630,18 @@ def _lock_window(out: Clip, src: Clip, dst: Clip, i_s: int, i_d: int, n_window: 
 
 def _down(out: Clip, src: Clip, dst: Clip, i_s: int, i_d: int, n_window: int) -> dict[str, np.ndarray]:
     """{foot: bool [n_window]}: over the blend's frames, where the blended foot is down, its
-    lowest point within _DOWN_LEGS leg lengths above the floor the takes stand it on (their
-    foot's lowest points at the same frames, src still playing, weighted by the blend's
-    smoothstep)."""
+    lowest point within _DOWN_LEGS leg lengths (`leg_length`, half the height without one) above
+    the floor the takes stand it on (their foot's lowest points at the same frames, src still
+    playing, weighted by the blend's smoothstep)."""
     k = np.arange(1, n_window + 1)
     alpha = smoothstep(k / (n_window + 1.0))
     points = foot_points(out)
     h_out = _lowest(out, i_s + k, points)
     h_src = _lowest(src, np.minimum(i_s + k, src.n_frames - 1), points)
     h_dst = _lowest(dst, i_d + k, points)
-    lengths = np.linalg.norm(out.offsets, axis=-1)
     down = {}
-    for foot, (joints, _) in points.items():
-        leg = [int(j) for j in out.body.legs.get(foot, [])]
-        ankle = joints[0]
-        reach = float(lengths[leg[1:leg.index(ankle) + 1]].sum()) if ankle in leg else 0.5 * out.height
+    for foot in points:
+        reach = leg_length(out, foot) or 0.5 * out.height
         floor = (1.0 - alpha) * h_src[foot] + alpha * h_dst[foot]
         down[foot] = h_out[foot] <= floor + _DOWN_LEGS * reach
     return down
