@@ -539,7 +539,8 @@ def _extended(sw: _Switch, window: Window) -> tuple[_Switch, tuple[Array, Array,
                               metrics.peak_angular_speed(dst, (dst.motion_start + 1, dst.n_frames)))
     body = blend.mask_preset(src, "FINGERS") == 0.0
     body[src.root] = False
-    fast = np.flatnonzero(body & (_window_speeds(sw, made[0]) > limit))
+    plain = _window_speeds(sw, made[0])
+    fast = np.flatnonzero(body & (plain > limit))
     blend_time = float(sw.durations.max())
     if not fast.size or limit <= 0.0:
         return sw, made
@@ -559,7 +560,7 @@ def _extended(sw: _Switch, window: Window) -> tuple[_Switch, tuple[Array, Array,
     first = math.ceil(blend_time * fps - _FRAME_SNAP)
     last = max(math.ceil(_LONGEST * blend_time * fps - _FRAME_SNAP), first + 1)
     grid = np.unique(np.linspace(first, last, _GRID + 1).round().astype(np.int64))
-    speeds = [_window_speeds(sw, made[0])[fast]]
+    speeds = [plain[fast]]
     for n in grid[1:]:
         speeds.append(attempt(np.full(fast.size, n)))
     table = np.array(speeds)  # [len(grid), fast]
