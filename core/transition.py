@@ -184,6 +184,12 @@ def smoothstep(x: npt.ArrayLike) -> Array:
     return x * x * (3.0 - 2.0 * x)
 
 
+def _fraction(t: Array, duration: Array) -> Array:
+    """t / duration clamped to [0, 1], 1 where duration is 0 (broadcast): how far through its
+    blend or its offset's decay a joint is t seconds after the switch."""
+    return np.where(duration > 0.0, np.clip(t / np.where(duration > 0.0, duration, 1.0), 0.0, 1.0), 1.0)
+
+
 def decay_offset(velocity: npt.ArrayLike, halflife: npt.ArrayLike, t: npt.ArrayLike) -> Array:
     """How far a velocity that halves every `halflife` seconds carries in t seconds:
     v / (y + eps) (1 - exp(-y t)) with y = ln 2 / (halflife + eps), per component.
@@ -343,7 +349,7 @@ def _with_durations(sw: _Switch, durations: Array) -> _Switch:
     fps = sw.src.fps
     n_window = _window_frames(durations, fps, sw.dst.n_frames - 1 - sw.i_d)
     t = np.arange(n_window + 1) / fps
-    alpha = np.where(durations > 0.0, smoothstep(t[:, None] / np.where(durations > 0.0, durations, 1.0)), 1.0)
+    alpha = smoothstep(_fraction(t[:, None], durations))
     # The mask scales the source's share, 1 - alpha: mask 0 is a cut.
     alpha_j = 1.0 - sw.mask * (1.0 - alpha)
     qd, xd = _rooted(sw.dst, np.arange(sw.i_d, sw.i_d + n_window + 1))
@@ -797,8 +803,7 @@ def _unit_time(x0: npt.ArrayLike, v0: npt.ArrayLike, duration: npt.ArrayLike,
     duration = np.asarray(duration, dtype=np.float64)
     t = np.asarray(t, dtype=np.float64)
     tt = t.reshape(t.shape + (1,) * np.broadcast(x0, v0, duration).ndim)
-    s = np.where(duration > 0.0, np.clip(tt / np.where(duration > 0.0, duration, 1.0), 0.0, 1.0), 1.0)
-    return x0, v0, duration, s
+    return x0, v0, duration, _fraction(tt, duration)
 
 
 def cubic_offset(x0: npt.ArrayLike, v0: npt.ArrayLike, duration: npt.ArrayLike, t: npt.ArrayLike) -> Array:
