@@ -317,23 +317,20 @@ def _switch(src: Clip, dst: Clip, i_s: int, i_d: int, blend_time: float,
     if max_speed is not None and not max_speed > 0.0:
         raise ValueError(f"max_speed must be positive (rad/s) or None, not {max_speed}")
     m = blend.check_mask(mask, src.n_joints)
-    fps = src.fps
     # Frames up to the switch make its trajectory (unsmoothed, causal): a sequence's source is
     # the rest of a whole take.
     if anchored:
         anchor = _trajectory_until(src, i_s + 1)
         dst = reanchor(dst, i_d, anchor.position[i_s], _entry_heading(src, anchor, i_s, dst, i_d))
     prev = _rooted(src, [max(i_s - 1, 0), i_s])
-    w0, v0 = _velocity(*prev, fps)
+    w0, v0 = _velocity(*prev, src.fps)
     if max_speed is not None:
         speed = np.linalg.norm(w0, axis=-1, keepdims=True)
         w0 = w0 * np.minimum(1.0, max_speed / np.maximum(speed, 1e-300))
     durations = np.full(src.n_joints, blend_time)
-    n_window = _window_frames(durations, fps, dst.n_frames - 1 - i_d)
-    none = np.zeros((0, src.n_joints, 4))
-    sw = _Switch(src, dst, i_s, i_d, none[:, 0, 0], none[:, :, 0], m, prev[0][1], prev[1][1], w0, v0, none,
-                 none[..., :3], anchored, knees.ranges(src, dst) if n_window else [], durations)
-    return _with_durations(sw, durations)
+    t, alpha, qd, xd = _blend_frames(dst, i_d, m, durations)
+    return _Switch(src, dst, i_s, i_d, t, alpha, m, prev[0][1], prev[1][1], w0, v0, qd, xd, anchored,
+                   knees.ranges(src, dst) if len(t) > 1 else [], durations)
 
 
 def _window_frames(durations: Array, fps: float, frames_left: int) -> int:
@@ -343,17 +340,22 @@ def _window_frames(durations: Array, fps: float, frames_left: int) -> int:
     return max(min(n_full - 1, frames_left), 0)
 
 
-def _with_durations(sw: _Switch, durations: Array) -> _Switch:
-    """The switch with each joint blending over its own duration (seconds, `[J]`): the window as
-    long as the longest, dst's frames and the smoothstep weights `[W + 1, J]` over it."""
-    fps = sw.src.fps
-    n_window = _window_frames(durations, fps, sw.dst.n_frames - 1 - sw.i_d)
-    t = np.arange(n_window + 1) / fps
+def _blend_frames(dst: Clip, i_d: int, mask: Array, durations: Array) -> tuple[Array, Array, Array, Array]:
+    """(t, alpha, qd, xd) of `_Switch` with each joint blending over its own duration (seconds,
+    `[J]`; dst at the output's rate): the window as long as the longest, the smoothstep weights
+    `[W + 1, J]` over it with the mask applied, and dst's frames i_d..i_d + W."""
+    n_window = _window_frames(durations, dst.fps, dst.n_frames - 1 - i_d)
+    t = np.arange(n_window + 1) / dst.fps
     alpha = smoothstep(_fraction(t[:, None], durations))
+    qd, xd = _rooted(dst, np.arange(i_d, i_d + n_window + 1))
     # The mask scales the source's share, 1 - alpha: mask 0 is a cut.
-    alpha_j = 1.0 - sw.mask * (1.0 - alpha)
-    qd, xd = _rooted(sw.dst, np.arange(sw.i_d, sw.i_d + n_window + 1))
-    return sw._replace(t=t, alpha=alpha_j, qd=qd, xd=xd, durations=durations)
+    return t, 1.0 - mask * (1.0 - alpha), qd, xd
+
+
+def _with_durations(sw: _Switch, durations: Array) -> _Switch:
+    """The switch with each joint blending over its own duration (`_blend_frames`)."""
+    t, alpha, qd, xd = _blend_frames(sw.dst, sw.i_d, sw.mask, durations)
+    return sw._replace(t=t, alpha=alpha, qd=qd, xd=xd, durations=durations)
 
 
 def _travel(clip: Clip, traj: Trajectory, frame: int) -> tuple[float, float]:
