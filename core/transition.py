@@ -485,7 +485,10 @@ Window = Callable[[_Switch], tuple[Array, Array, "Travel | None"]]
 def _transition(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float,
                 mask: npt.ArrayLike | None, max_speed: float | None, window: Window, tag: str,
                 feet: FeetSpec | None = None, lock_feet: bool = False, reanchor: bool = True,
-                extend: bool = False) -> Clip:
+                extend: bool | None = False) -> Clip:
+    """The transition `window` makes; `extend`: fast joints blend for longer (`_extended`), None:
+    as `reanchor` (the default of `extend_fast_joints`)."""
+    extend = reanchor if extend is None else extend
     # Feet given: both maps rebuilt around them (up and facing, which the heading is measured by).
     src, dst = with_feet(src, feet), with_feet(dst, feet)
     dst_at = at_rate(src, dst)
@@ -782,7 +785,7 @@ def dead_blend(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_tim
         return rot, pos, Travel(np.diff(ext_x[:, r], axis=0), sw.alpha[1:, r])
 
     return _transition(src, dst, src_time, dst_time, blend_time, mask, max_speed, window, "dead_blend", feet,
-                       lock_feet, reanchor, reanchor if extend_fast_joints is None else extend_fast_joints)
+                       lock_feet, reanchor, extend_fast_joints)
 
 
 def spring_offset(x0: npt.ArrayLike, v0: npt.ArrayLike, halflife: npt.ArrayLike, t: npt.ArrayLike) -> Array:
@@ -896,7 +899,7 @@ def inertialize(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_ti
                 Travel(steps, 1.0 - share))
 
     return _transition(src, dst, src_time, dst_time, blend_time, mask, max_speed, window, "inertialize", feet,
-                       lock_feet, reanchor, reanchor if extend_fast_joints is None else extend_fast_joints)
+                       lock_feet, reanchor, extend_fast_joints)
 
 
 def crossfade(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float = 0.25, *,
