@@ -629,10 +629,10 @@ def _lock_window(out: Clip, src: Clip, dst: Clip, i_s: int, i_d: int, n_window: 
     part = out.with_frames(out.rotations[i_s + 1:stop], out.positions[i_s + 1:stop])
     # A FootLockWarning names the output, with times counted from the part's first frame.
     part.name = f"{out.name or 'the transition'} (times from {(i_s + 1) / out.fps:.3f} s)"
-    # Held at once (ease_in=0, where landing= has nothing to draw): a foot planted across the
-    # switch stands still there, and a landing is held from where the blended foot is down,
-    # which is no foot decelerating for a lock to ease in over. Eased in (landing="held"), the
-    # foot slid on over the blend's slow stop: 76 of the 313 transition tests failed.
+    # Held at once (ease_in=0): a foot planted across the switch stands still there, and a
+    # landing is held from where the blended foot is down, which is no foot decelerating for a
+    # lock to ease in over. Eased in over the landing instead, the foot slid on over the blend's
+    # slow stop: 76 of the 313 transition tests failed.
     locked = footlock.lock_feet(part, contacts={f: m[i_s + 1:stop] for f, m in keep.items()}, ease_in=0.0)
     rot = out.rotations.copy()
     # The lock's IK and its let-go may bend a knee past what the takes do: kept as the blend is.

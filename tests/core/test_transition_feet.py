@@ -332,7 +332,7 @@ def test_locked_transitions_at_any_phase_slide_little_more_than_their_takes(pair
     # out of the leg's reach, or let go where one lifts it: within 0.05 m/s of the takes' own
     # here, within issue 37's 0.02 on 49 of the 52 (Bandai run_happy > walk_tired: +0.040 and
     # +0.044 m/s, over the 4 frames its windows share a stance; run_happy > walk-right_normal
-    # inertialized +0.032). Main's window eased in (landing="held"): 42 of 52 over, up to +1.30.
+    # inertialized +0.032). Main's window eased in over the landing: 42 of 52 over, up to +1.30.
     src, dst = load_pair_take(pair[0]), load_pair_take(pair[1])
     own = max(take_feet(pair[0]).own().mean(), take_feet(pair[1]).own().mean())
     slides = locked_slides(pair, method, unmatched_switches(src, dst))
