@@ -106,9 +106,10 @@ def peak_acceleration(pos: np.ndarray, fps: float, joints, start: int) -> np.nda
     return np.linalg.norm(acc, axis=-1).max(axis=0)
 
 
-def rotation_steps(clip, joints, start: int) -> np.ndarray:
-    """[T - start - 1, len(joints)] angle (rad) of each joint's local rotation from frame to frame."""
-    q = clip.rotations[start:, list(joints)]
+def rotation_steps(clip, joints, start: int, stop: int | None = None) -> np.ndarray:
+    """[stop - start - 1, len(joints)] angle (rad) of each joint's local rotation from frame to
+    frame, over frames start..stop - 1 (stop None: to the end)."""
+    q = clip.rotations[start:stop, list(joints)]
     a = Rotation.from_quat(q[1:].reshape(-1, 4)[:, [1, 2, 3, 0]])
     b = Rotation.from_quat(q[:-1].reshape(-1, 4)[:, [1, 2, 3, 0]])
     return (a * b.inv()).magnitude().reshape(len(q) - 1, len(joints))
