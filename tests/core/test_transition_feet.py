@@ -13,7 +13,7 @@ import pytest
 from fixtures import take_path
 from test_transition_root import METHODS as ROOT_METHODS
 from test_transition_root import PAIRS as ROOT_PAIRS
-from test_transition_root import B, switches, window
+from test_transition_root import B, flexion_step, root_speeds, switches, window
 from test_transition_root import load as load_pair_take
 
 from core import bvh, root
@@ -364,6 +364,17 @@ def chained(names: list[str]) -> list[tuple[Clip, float, float]]:
     return spans
 
 
+_MOTION: dict[str, tuple[np.ndarray, dict[str, np.ndarray]]] = {}
+
+
+def take_motion(name: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """(the root's horizontal speed [T], each knee's flexion {side: [T]}) of a take, read once."""
+    if name not in _MOTION:
+        clip = load_pair_take(name)
+        _MOTION[name] = root_speeds(clip), bc.knees(clip, bc.legs(clip.names))
+    return _MOTION[name]
+
+
 @pytest.mark.parametrize("method", sorted(ROOT_METHODS))
 @pytest.mark.parametrize("family", sorted(SEQUENCES))
 def test_a_locked_sequence_keeps_speed_knees_and_feet_at_every_switch(family, method):
@@ -371,8 +382,6 @@ def test_a_locked_sequence_keeps_speed_knees_and_feet_at_every_switch(family, me
     # [0.95 x min, 1.05 x max] of the two takes', knees within 3 degrees of their range up to the
     # next switch and no snap (as test_transition_root), and the windows' sliding, over all the
     # switches, at most the takes' own + 0.02 m/s.
-    from test_transition_root import root_speeds
-
     names = SEQUENCES[family]
     spans = chained(names)
     blends = [(0.2, 0.35, 0.5)[n % 3] for n in range(len(spans) - 1)]
@@ -385,24 +394,23 @@ def test_a_locked_sequence_keeps_speed_knees_and_feet_at_every_switch(family, me
     pairs = zip(spans[:-1], spans[1:], blends, strict=True)
     for n, ((a, _, end), (b, start, _), blend_time) in enumerate(pairs):
         i, j, k = switch[n], round(end * fps), round(start * fps)
-        w = math.ceil(blend_time * fps - 1e-5)
-        frames = np.arange(i + 1, i + 1 + w)
-        takes = np.concatenate([root_speeds(a)[j - round(0.3 * fps) + 1:j + 1],
-                                root_speeds(b)[k + 1:k + 1 + w]])
+        frames = window(out, out.events["Transition"][n], blend_time)
+        w = len(frames)
+        (speed_a, ka), (speed_b, kb) = take_motion(names[n]), take_motion(names[n + 1])
+        takes = np.concatenate([speed_a[j - round(0.3 * fps) + 1:j + 1], speed_b[k + 1:k + 1 + w]])
         case = (names[n], names[n + 1], end, start, blend_time)
         moving = speed[frames]
         assert moving.max() <= 1.05 * takes.max(), (case, moving.max(), takes.max())
         assert moving.min() >= 0.95 * takes.min(), (case, moving.min(), takes.min())
-        ka, kb = bc.knees(a, legs), bc.knees(b, legs)
         upto = switch[n + 1] + 1 if n + 1 < len(switch) else out.n_frames
-        snap = 2.0 * max(max(np.abs(np.diff(ka[f][a.motion_start + 1:])).max(),
-                             np.abs(np.diff(kb[f][b.motion_start + 1:])).max()) for f in "LR")
+        snap = 2.0 * max(max(flexion_step(ka[f], a.motion_start + 1), flexion_step(kb[f], b.motion_start + 1))
+                         for f in "LR")
         for f in "LR":
             lo = min(ka[f][a.motion_start:].min(), kb[f][b.motion_start:].min()) - math.radians(3.0)
             hi = max(ka[f][a.motion_start:].max(), kb[f][b.motion_start:].max()) + math.radians(3.0)
             assert lo <= bent[f][i + 1:upto].min() and bent[f][i + 1:upto].max() <= hi, (case, f)
-            assert np.abs(np.diff(bent[f][i:upto])).max() <= snap, (case, f)
-        fa, fb = take_feet(a.name), take_feet(b.name)
+            assert flexion_step(bent[f][:upto], i) <= snap, (case, f)
+        fa, fb = take_feet(names[n]), take_feet(names[n + 1])
         slides.append(window_slides(feet, i, fa, j, fb, k, w))
     own = max(take_feet(name).own().mean() for name in names)
     every = np.concatenate(slides)
