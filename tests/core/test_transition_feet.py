@@ -171,25 +171,6 @@ def test_a_locked_sequence_holds_the_feet_through_every_switch():
             plain, planted, frames=window)
 
 
-def stance_slips(clip, planted, after=0.0):
-    """Horizontal slip (m) of each contact's slowest point, summed over the contact from `after`
-    seconds on (a lock is full 0.1 s after its touchdown)."""
-    wrot, wpos = clip.fk()
-    ends = clip.end_site_positions(wrot, wpos)
-    up = clip.up
-    slips = []
-    for foot, mask in planted.items():
-        joints = clip.body.feet[foot]
-        sites = np.flatnonzero(np.isin(clip.end_parents, joints))
-        p = np.concatenate([wpos[:, joints], ends[:, sites]], axis=1) * clip.meters_per_unit
-        edges = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
-        for a, b in zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1), strict=True):
-            step = np.diff(p[a + math.ceil(after * clip.fps - 1e-9):b], axis=0)
-            step -= (step @ up)[..., None] * up
-            slips.append(np.linalg.norm(step, axis=-1).min(axis=1).sum())
-    return np.array(slips)
-
-
 SYNC_PAIRS = [("02_01", "02_03"), ("dataset-1_walk_happy_001", "dataset-1_run_tired_001")]
 
 
@@ -199,15 +180,15 @@ def test_locked_sync_blends_slide_per_stance_no_more_than_the_better_source(pair
     from core.contacts import contacts as detect
 
     a, b = (sync.loop_cycle(load(n)) for n in pair)
-    better = min(stance_slips(a, detect(a)).max(), stance_slips(b, detect(b)).max())
+    better = min(mc.stance_slips(a, detect(a)).max(), mc.stance_slips(b, detect(b)).max())
     for w in (0.3, 0.5, 0.7):
         planted = sync.sync_contacts(a, b, w, 3.0)
         locked = sync.sync_blend(a, b, w, 3.0, lock_feet=True)
         # From the frame the lock is full: a sync blend's touchdown comes with the blended foot
         # still landing, and issue 36's locks ease in over that (0.1 s), as the loops' feet do.
-        held = stance_slips(locked, planted, footlock.EASE_IN).max()
+        held = mc.stance_slips(locked, planted, footlock.EASE_IN).max()
         assert held <= better
-        assert stance_slips(sync.sync_blend(a, b, w, 3.0), planted).max() > held
+        assert mc.stance_slips(sync.sync_blend(a, b, w, 3.0), planted).max() > held
 
 
 # --- issue 37: lock_feet on every walk <-> run transition of tests/data ---------------------------
