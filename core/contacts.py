@@ -482,14 +482,20 @@ def _seen(clip: Clip, points: Mapping[str, tuple[list[int], list[int]]],
     return _Seen(first, stop, loop, speeds, heights, where, travel)
 
 
-def _leg_m(clip: Clip, points: Mapping[str, tuple[list[int], list[int]]]) -> float:
-    """Hip to ankle in meters: the body map's legs, else half the standing height."""
-    legs = clip.body.legs
+def leg_length(clip: Clip, side: str) -> float:
+    """Hip to ankle (file units) along the body map's leg on `side` ('L', 'R'): its bones' lengths
+    summed; 0 where the map has no such leg or its ankle is not on it."""
+    leg = clip.body.legs.get(side, [])
+    foot = clip.body.feet.get(side, [])
+    if not foot or foot[0] not in leg:
+        return 0.0
     bone = np.linalg.norm(clip.offsets, axis=-1)
-    lengths = []
-    for side, leg in legs.items():
-        ankle = clip.body.feet[side][0]
-        lengths.append(float(bone[leg[1:leg.index(ankle) + 1]].sum()) if ankle in leg else 0.0)
+    return float(bone[leg[1:leg.index(foot[0]) + 1]].sum())
+
+
+def _leg_m(clip: Clip, points: Mapping[str, tuple[list[int], list[int]]]) -> float:
+    """Hip to ankle in meters: the body map's longer leg, else half the standing height."""
+    lengths = [leg_length(clip, side) for side in clip.body.legs]
     leg_units = max(lengths) if lengths and max(lengths) > 0 else 0.5 * clip.height
     return leg_units * clip.meters_per_unit
 

@@ -127,7 +127,7 @@ from . import blend, footlock, knees, matching, metrics, quat
 from .body import FeetSpec, with_feet
 from .clip import Clip
 from .contacts import contacts as detect_contacts
-from .contacts import foot_points
+from .contacts import foot_points, leg_length
 from .contacts import runs as contact_runs
 from .resample import resample
 from .root import (
@@ -182,6 +182,12 @@ def smoothstep(x: npt.ArrayLike) -> Array:
     """x^2 (3 - 2 x) on x clamped to [0, 1]: 0 and 1 with zero slope at both ends."""
     x = np.clip(np.asarray(x, dtype=np.float64), 0.0, 1.0)
     return x * x * (3.0 - 2.0 * x)
+
+
+def _fraction(t: Array, duration: Array) -> Array:
+    """t / duration clamped to [0, 1], 1 where duration is 0 (broadcast): how far through its
+    blend or its offset's decay a joint is t seconds after the switch."""
+    return np.where(duration > 0.0, np.clip(t / np.where(duration > 0.0, duration, 1.0), 0.0, 1.0), 1.0)
 
 
 def decay_offset(velocity: npt.ArrayLike, halflife: npt.ArrayLike, t: npt.ArrayLike) -> Array:
@@ -311,23 +317,20 @@ def _switch(src: Clip, dst: Clip, i_s: int, i_d: int, blend_time: float,
     if max_speed is not None and not max_speed > 0.0:
         raise ValueError(f"max_speed must be positive (rad/s) or None, not {max_speed}")
     m = blend.check_mask(mask, src.n_joints)
-    fps = src.fps
     # Frames up to the switch make its trajectory (unsmoothed, causal): a sequence's source is
     # the rest of a whole take.
     if anchored:
         anchor = _trajectory_until(src, i_s + 1)
         dst = reanchor(dst, i_d, anchor.position[i_s], _entry_heading(src, anchor, i_s, dst, i_d))
     prev = _rooted(src, [max(i_s - 1, 0), i_s])
-    w0, v0 = _velocity(*prev, fps)
+    w0, v0 = _velocity(*prev, src.fps)
     if max_speed is not None:
         speed = np.linalg.norm(w0, axis=-1, keepdims=True)
         w0 = w0 * np.minimum(1.0, max_speed / np.maximum(speed, 1e-300))
     durations = np.full(src.n_joints, blend_time)
-    n_window = _window_frames(durations, fps, dst.n_frames - 1 - i_d)
-    none = np.zeros((0, src.n_joints, 4))
-    sw = _Switch(src, dst, i_s, i_d, none[:, 0, 0], none[:, :, 0], m, prev[0][1], prev[1][1], w0, v0, none,
-                 none[..., :3], anchored, knees.ranges(src, dst) if n_window else [], durations)
-    return _with_durations(sw, durations)
+    t, alpha, qd, xd = _blend_frames(dst, i_d, m, durations)
+    return _Switch(src, dst, i_s, i_d, t, alpha, m, prev[0][1], prev[1][1], w0, v0, qd, xd, anchored,
+                   knees.ranges(src, dst) if len(t) > 1 else [], durations)
 
 
 def _window_frames(durations: Array, fps: float, frames_left: int) -> int:
@@ -337,17 +340,22 @@ def _window_frames(durations: Array, fps: float, frames_left: int) -> int:
     return max(min(n_full - 1, frames_left), 0)
 
 
-def _with_durations(sw: _Switch, durations: Array) -> _Switch:
-    """The switch with each joint blending over its own duration (seconds, `[J]`): the window as
-    long as the longest, dst's frames and the smoothstep weights `[W + 1, J]` over it."""
-    fps = sw.src.fps
-    n_window = _window_frames(durations, fps, sw.dst.n_frames - 1 - sw.i_d)
-    t = np.arange(n_window + 1) / fps
-    alpha = np.where(durations > 0.0, smoothstep(t[:, None] / np.where(durations > 0.0, durations, 1.0)), 1.0)
+def _blend_frames(dst: Clip, i_d: int, mask: Array, durations: Array) -> tuple[Array, Array, Array, Array]:
+    """(t, alpha, qd, xd) of `_Switch` with each joint blending over its own duration (seconds,
+    `[J]`; dst at the output's rate): the window as long as the longest, the smoothstep weights
+    `[W + 1, J]` over it with the mask applied, and dst's frames i_d..i_d + W."""
+    n_window = _window_frames(durations, dst.fps, dst.n_frames - 1 - i_d)
+    t = np.arange(n_window + 1) / dst.fps
+    alpha = smoothstep(_fraction(t[:, None], durations))
+    qd, xd = _rooted(dst, np.arange(i_d, i_d + n_window + 1))
     # The mask scales the source's share, 1 - alpha: mask 0 is a cut.
-    alpha_j = 1.0 - sw.mask * (1.0 - alpha)
-    qd, xd = _rooted(sw.dst, np.arange(sw.i_d, sw.i_d + n_window + 1))
-    return sw._replace(t=t, alpha=alpha_j, qd=qd, xd=xd, durations=durations)
+    return t, 1.0 - mask * (1.0 - alpha), qd, xd
+
+
+def _with_durations(sw: _Switch, durations: Array) -> _Switch:
+    """The switch with each joint blending over its own duration (`_blend_frames`)."""
+    t, alpha, qd, xd = _blend_frames(sw.dst, sw.i_d, sw.mask, durations)
+    return sw._replace(t=t, alpha=alpha, qd=qd, xd=xd, durations=durations)
 
 
 def _travel(clip: Clip, traj: Trajectory, frame: int) -> tuple[float, float]:
@@ -477,7 +485,10 @@ Window = Callable[[_Switch], tuple[Array, Array, "Travel | None"]]
 def _transition(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float,
                 mask: npt.ArrayLike | None, max_speed: float | None, window: Window, tag: str,
                 feet: FeetSpec | None = None, lock_feet: bool = False, reanchor: bool = True,
-                extend: bool = False) -> Clip:
+                extend: bool | None = False) -> Clip:
+    """The transition `window` makes; `extend`: fast joints blend for longer (`_extended`), None:
+    as `reanchor` (the default of `extend_fast_joints`)."""
+    extend = reanchor if extend is None else extend
     # Feet given: both maps rebuilt around them (up and facing, which the heading is measured by).
     src, dst = with_feet(src, feet), with_feet(dst, feet)
     dst_at = at_rate(src, dst)
@@ -539,7 +550,8 @@ def _extended(sw: _Switch, window: Window) -> tuple[_Switch, tuple[Array, Array,
                               metrics.peak_angular_speed(dst, (dst.motion_start + 1, dst.n_frames)))
     body = blend.mask_preset(src, "FINGERS") == 0.0
     body[src.root] = False
-    fast = np.flatnonzero(body & (_window_speeds(sw, made[0]) > limit))
+    plain = _window_speeds(sw, made[0])
+    fast = np.flatnonzero(body & (plain > limit))
     blend_time = float(sw.durations.max())
     if not fast.size or limit <= 0.0:
         return sw, made
@@ -559,7 +571,7 @@ def _extended(sw: _Switch, window: Window) -> tuple[_Switch, tuple[Array, Array,
     first = math.ceil(blend_time * fps - _FRAME_SNAP)
     last = max(math.ceil(_LONGEST * blend_time * fps - _FRAME_SNAP), first + 1)
     grid = np.unique(np.linspace(first, last, _GRID + 1).round().astype(np.int64))
-    speeds = [_window_speeds(sw, made[0])[fast]]
+    speeds = [plain[fast]]
     for n in grid[1:]:
         speeds.append(attempt(np.full(fast.size, n)))
     table = np.array(speeds)  # [len(grid), fast]
@@ -617,10 +629,10 @@ def _lock_window(out: Clip, src: Clip, dst: Clip, i_s: int, i_d: int, n_window: 
     part = out.with_frames(out.rotations[i_s + 1:stop], out.positions[i_s + 1:stop])
     # A FootLockWarning names the output, with times counted from the part's first frame.
     part.name = f"{out.name or 'the transition'} (times from {(i_s + 1) / out.fps:.3f} s)"
-    # Held at once (ease_in=0, where landing= has nothing to draw): a foot planted across the
-    # switch stands still there, and a landing is held from where the blended foot is down,
-    # which is no foot decelerating for a lock to ease in over. Eased in (landing="held"), the
-    # foot slid on over the blend's slow stop: 76 of the 313 transition tests failed.
+    # Held at once (ease_in=0): a foot planted across the switch stands still there, and a
+    # landing is held from where the blended foot is down, which is no foot decelerating for a
+    # lock to ease in over. Eased in over the landing instead, the foot slid on over the blend's
+    # slow stop: 76 of the 313 transition tests failed.
     locked = footlock.lock_feet(part, contacts={f: m[i_s + 1:stop] for f, m in keep.items()}, ease_in=0.0)
     rot = out.rotations.copy()
     # The lock's IK and its let-go may bend a knee past what the takes do: kept as the blend is.
@@ -630,21 +642,18 @@ def _lock_window(out: Clip, src: Clip, dst: Clip, i_s: int, i_d: int, n_window: 
 
 def _down(out: Clip, src: Clip, dst: Clip, i_s: int, i_d: int, n_window: int) -> dict[str, np.ndarray]:
     """{foot: bool [n_window]}: over the blend's frames, where the blended foot is down, its
-    lowest point within _DOWN_LEGS leg lengths above the floor the takes stand it on (their
-    foot's lowest points at the same frames, src still playing, weighted by the blend's
-    smoothstep)."""
+    lowest point within _DOWN_LEGS leg lengths (`leg_length`, half the height without one) above
+    the floor the takes stand it on (their foot's lowest points at the same frames, src still
+    playing, weighted by the blend's smoothstep)."""
     k = np.arange(1, n_window + 1)
     alpha = smoothstep(k / (n_window + 1.0))
     points = foot_points(out)
     h_out = _lowest(out, i_s + k, points)
     h_src = _lowest(src, np.minimum(i_s + k, src.n_frames - 1), points)
     h_dst = _lowest(dst, i_d + k, points)
-    lengths = np.linalg.norm(out.offsets, axis=-1)
     down = {}
-    for foot, (joints, _) in points.items():
-        leg = [int(j) for j in out.body.legs.get(foot, [])]
-        ankle = joints[0]
-        reach = float(lengths[leg[1:leg.index(ankle) + 1]].sum()) if ankle in leg else 0.5 * out.height
+    for foot in points:
+        reach = leg_length(out, foot) or 0.5 * out.height
         floor = (1.0 - alpha) * h_src[foot] + alpha * h_dst[foot]
         down[foot] = h_out[foot] <= floor + _DOWN_LEGS * reach
     return down
@@ -776,7 +785,7 @@ def dead_blend(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_tim
         return rot, pos, Travel(np.diff(ext_x[:, r], axis=0), sw.alpha[1:, r])
 
     return _transition(src, dst, src_time, dst_time, blend_time, mask, max_speed, window, "dead_blend", feet,
-                       lock_feet, reanchor, reanchor if extend_fast_joints is None else extend_fast_joints)
+                       lock_feet, reanchor, extend_fast_joints)
 
 
 def spring_offset(x0: npt.ArrayLike, v0: npt.ArrayLike, halflife: npt.ArrayLike, t: npt.ArrayLike) -> Array:
@@ -799,8 +808,7 @@ def _unit_time(x0: npt.ArrayLike, v0: npt.ArrayLike, duration: npt.ArrayLike,
     duration = np.asarray(duration, dtype=np.float64)
     t = np.asarray(t, dtype=np.float64)
     tt = t.reshape(t.shape + (1,) * np.broadcast(x0, v0, duration).ndim)
-    s = np.where(duration > 0.0, np.clip(tt / np.where(duration > 0.0, duration, 1.0), 0.0, 1.0), 1.0)
-    return x0, v0, duration, s
+    return x0, v0, duration, _fraction(tt, duration)
 
 
 def cubic_offset(x0: npt.ArrayLike, v0: npt.ArrayLike, duration: npt.ArrayLike, t: npt.ArrayLike) -> Array:
@@ -891,7 +899,7 @@ def inertialize(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_ti
                 Travel(steps, 1.0 - share))
 
     return _transition(src, dst, src_time, dst_time, blend_time, mask, max_speed, window, "inertialize", feet,
-                       lock_feet, reanchor, reanchor if extend_fast_joints is None else extend_fast_joints)
+                       lock_feet, reanchor, extend_fast_joints)
 
 
 def crossfade(src: Clip, dst: Clip, src_time: float, dst_time: float, blend_time: float = 0.25, *,

@@ -63,13 +63,9 @@ def world(clip) -> tuple[np.ndarray, np.ndarray]:
 
 
 def foot_points(clip, side: str, mats: np.ndarray, pos: np.ndarray) -> np.ndarray:
-    """[T, K, 3] meters: the foot's joints (ankle and below) and their End Sites."""
-    joints = list(clip.body.feet[side])
-    sites = np.flatnonzero(np.isin(clip.end_parents, joints))
-    ends = [pos[:, clip.end_parents[s]] + np.einsum("tij,j->ti", mats[:, clip.end_parents[s]],
-                                                    clip.end_offsets[s]) * clip.meters_per_unit
-            for s in sites]
-    return np.concatenate([pos[:, joints], *(e[:, None] for e in ends)], axis=1)
+    """[T, K, 3] meters: the foot's joints (the body map's ankle and every joint below it) and
+    their End Sites (`points_below`)."""
+    return points_below(clip, clip.body.feet[side][0], mats, pos)
 
 
 def points_below(clip, joint: int, mats: np.ndarray, pos: np.ndarray) -> np.ndarray:
@@ -110,9 +106,10 @@ def peak_acceleration(pos: np.ndarray, fps: float, joints, start: int) -> np.nda
     return np.linalg.norm(acc, axis=-1).max(axis=0)
 
 
-def rotation_steps(clip, joints, start: int) -> np.ndarray:
-    """[T - start - 1, len(joints)] angle (rad) of each joint's local rotation from frame to frame."""
-    q = clip.rotations[start:, list(joints)]
+def rotation_steps(clip, joints, start: int, stop: int | None = None) -> np.ndarray:
+    """[stop - start - 1, len(joints)] angle (rad) of each joint's local rotation from frame to
+    frame, over frames start..stop - 1 (stop None: to the end)."""
+    q = clip.rotations[start:stop, list(joints)]
     a = Rotation.from_quat(q[1:].reshape(-1, 4)[:, [1, 2, 3, 0]])
     b = Rotation.from_quat(q[:-1].reshape(-1, 4)[:, [1, 2, 3, 0]])
     return (a * b.inv()).magnitude().reshape(len(q) - 1, len(joints))
@@ -214,9 +211,7 @@ def pivot_spread(points: np.ndarray) -> float:
 def pivot_slip(points: np.ndarray, up: np.ndarray) -> float:
     """Over one contact's frames, how far (m) the foot slid over the floor: at each step the
     point that moves least, its move along the floor, summed."""
-    step = np.diff(points, axis=0)
-    flat = step - (step @ up)[..., None] * up
-    return float(np.linalg.norm(flat, axis=-1).min(axis=1).sum()) if len(step) else 0.0
+    return float(pivot_speeds(points, up, 1.0)[1:].sum())
 
 
 def stance_slips(clip, planted: dict[str, np.ndarray], after: float = 0.0) -> np.ndarray:

@@ -22,9 +22,9 @@ from __future__ import annotations
 import math
 import re
 
+import motion_checks as mc
 import numpy as np
 import pytest
-from scipy.spatial.transform import Rotation
 from test_transition_root import METHODS, PAIRS, load, switches
 
 from core import knees, metrics
@@ -44,10 +44,7 @@ def body(clip: Clip) -> np.ndarray:
 
 def speeds(clip: Clip, a: int, b: int) -> np.ndarray:
     """[b - a, J] angular speed (rad/s) of each joint's local rotation into frames a..b-1 (a >= 1)."""
-    q = clip.rotations[a - 1:b]
-    r = Rotation.from_quat(q[..., [1, 2, 3, 0]].reshape(-1, 4)).as_matrix().reshape(*q.shape[:2], 3, 3)
-    step = Rotation.from_matrix((r[1:] @ np.swapaxes(r[:-1], -1, -2)).reshape(-1, 3, 3))
-    return step.magnitude().reshape(len(q) - 1, -1) * clip.fps
+    return mc.rotation_steps(clip, range(clip.n_joints), a - 1, b) * clip.fps
 
 
 def takes_peak(src: Clip, dst: Clip) -> float:
