@@ -695,7 +695,7 @@ def switched_contacts(src: Clip, dst: Clip, i_s: int, i_d: int, n_window: int = 
     k = np.arange(n + 1)  # the switch frame, then the blend's frames
     leads = 2 * k < n_window + 1  # src's weight above one half
     out = {}
-    for foot in cs.keys() & cd.keys():
+    for foot in [f for f in cs if f in cd]:  # the detection's order, not a set's (which varies by run)
         m = np.zeros(n_out, dtype=bool)
         m[a_s:i_s + 1] = cs[foot][:i_s + 1 - a_s]
         after = cd[foot][i_d + 1 - a_d:]

@@ -5,12 +5,15 @@ through every walk <-> run transition and sequence of tests/data."""
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
 
 import blend_checks as bc
 import motion_checks as mc
 import numpy as np
 import pytest
-from fixtures import take_path
+from fixtures import ROOT, take_path
 from test_transition_root import METHODS as ROOT_METHODS
 from test_transition_root import PAIRS as ROOT_PAIRS
 from test_transition_root import B, flexion_step, root_speeds, switches, window
@@ -397,3 +400,20 @@ def test_a_locked_sequence_keeps_speed_knees_and_feet_at_every_switch(family, me
     every = np.concatenate(slides)
     assert every.size
     assert every.mean() <= own + 0.02, (every.mean(), own)
+
+
+def test_a_locked_sequence_bakes_the_same_bits_in_every_run():
+    """Python's string hashing changes from one process to the next (PYTHONHASHSEED): a bake that
+    walked the feet in a set's order came out 3e-16 apart between runs of the same call."""
+    code = ("import sys, hashlib, warnings; sys.path[:0] = ['tests', '.']; warnings.simplefilter('ignore')\n"
+            "from fixtures import take_path\nfrom core import bvh, transition as tr\n"
+            "a, b = bvh.load(take_path('02_01')), bvh.load(take_path('02_03'))\n"
+            "s = tr.sequence([(a, 0.2, 1.2), (b, 0.3, 1.2), (a, 0.5, 2.5)], 0.3, lock_feet=True)\n"
+            "print(hashlib.sha256(s.rotations.tobytes() + s.positions.tobytes()).hexdigest())")
+    digests = set()
+    for seed in ("0", "1", "3"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+        digests.add(run.stdout.strip())
+    assert len(digests) == 1, digests
