@@ -16,6 +16,7 @@ import bpy
 import numpy as np
 import pytest
 import reports
+from blender_fixtures import steps_of
 from fixtures import bandai_path, cmu_path, take_path
 from test_bridge import assert_same_motion
 
@@ -60,10 +61,6 @@ def gaits_of(obj):
 def speed_fcurve(stride, obj, action):
     curves = stride.compat.fcurves(action, stride.compat.action_slot(action, obj))
     return next((fc for fc in curves if fc.data_path == "stride.speed"), None)
-
-
-def steps(action):
-    return sorted((m.frame, m.name) for m in action.pose_markers if m.name.startswith("FootDown"))
 
 
 def test_gaits_are_added_from_imported_actions_and_listed_slowest_first(scene, stride):
@@ -130,7 +127,7 @@ def test_a_constant_speed_bakes_the_cores_blend_space_as_a_new_action(scene, str
     got = stride.bridge.action_to_clip(obj, action)
     assert_same_motion(got, want)
     # Footstep markers at the blend's touchdowns, alternating; the speed keyed beside the bones.
-    marks = steps(action)
+    marks = steps_of(action)
     assert [n for _, n in marks] == [("FootDown_L", "FootDown_R")[k % 2] for k in range(len(marks))]
     wanted = sorted((1 + round(t * 120), k) for k, v in want.events.items() for t in v)
     assert marks == wanted
@@ -369,7 +366,7 @@ def test_bakes_report_progress_and_survive_saving(scene, stride, tmp_path):
     bpy.ops.wm.open_mainfile(filepath=str(path))
     obj = bpy.data.objects["02_01"]
     assert name in bpy.data.actions and gaits_of(obj) == [("02_01", None), ("02_03", None)]
-    assert len(steps(bpy.data.actions[name])) == sum(len(v) for v in baked.clip.events.values())
+    assert len(steps_of(bpy.data.actions[name])) == sum(len(v) for v in baked.clip.events.values())
 
 
 def test_cli_blend_space_writes_a_bvh_that_reads_back_at_the_speed_asked(scene, stride, tmp_path, capsys):
@@ -408,7 +405,7 @@ def test_cli_blend_space_writes_a_bvh_that_reads_back_at_the_speed_asked(scene, 
     assert action.name == "dataset-1_walk_normal_001 blend space (constant)" and action.use_fake_user
     want = blendspace.blend_space(takes(BANDAI), 2.5, 4.0)
     assert_same_motion(stride.bridge.action_to_clip(obj, action), want)
-    assert len(steps(action)) == sum(len(v) for v in want.events.values())
+    assert len(steps_of(action)) == sum(len(v) for v in want.events.values())
     np.testing.assert_allclose(stride.compat.read_keys(speed_fcurve(stride, obj, action)),
                                [[1.0, 2.5], [121.0, 2.5]])
 

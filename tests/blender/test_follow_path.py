@@ -19,6 +19,7 @@ import bpy
 import numpy as np
 import pytest
 import reports
+from blender_fixtures import steps_of
 from fixtures import cmu_path, take_path
 from mathutils import geometry
 from test_blendspace import refused
@@ -63,10 +64,6 @@ def in_clip_space(world):
     importer (forward -Z, up Y) put BVH (x, y, z) at world (x, -z, y) times its scale."""
     world = np.asarray(world, dtype=np.float64)
     return np.stack([world[:, 0], world[:, 2], -world[:, 1]], axis=-1) / SCALE
-
-
-def steps(action):
-    return sorted((m.frame, m.name) for m in action.pose_markers if m.name.startswith("FootDown"))
 
 
 def hips_played(obj, action, frames):
@@ -138,7 +135,7 @@ def test_a_bezier_circle_on_a_turned_scaled_object_is_walked_as_the_core_walks_i
     speeds = blendspace.gait_speeds(takes())
     want = path.follow(takes(), in_clip_space(world), float(speeds.min()), fps=120.0, lock_feet=True)
     assert_same_motion(stride.bridge.action_to_clip(obj, action), want)
-    marks = steps(action)
+    marks = steps_of(action)
     assert marks == sorted((10 + round(t * 120), k) for k, v in want.events.items() for t in v)
     # From the current frame: the keys, and a left touchdown first (phase 0 of the gaits).
     assert tuple(action.frame_range) == (10.0, 10.0 + want.n_frames - 1)
@@ -218,14 +215,14 @@ def test_the_bake_survives_saving_and_undo_leaves_the_scene_as_before(scene, str
     options = stride.options.FollowPathOptions(target=ring.name, speed=1.5)
     action, walked = stride.jobs.follow_path(obj, options=options, progress=seen.append)
     assert seen[0] == 0.0 and 0.9 < seen[-1] <= 1.0 and all(b >= a for a, b in itertools.pairwise(seen))
-    name, marks = action.name, steps(action)
+    name, marks = action.name, steps_of(action)
     assert len(marks) == sum(len(v) for k, v in walked.clip.events.items() if k.startswith("FootDown"))
     stride.compat.assign(obj, bpy.data.actions["02_01"])  # the armature plays a take again
     path_ = tmp_path / "walked.blend"
     assert bpy.ops.wm.save_as_mainfile(filepath=str(path_)) == {"FINISHED"}
     bpy.ops.wm.open_mainfile(filepath=str(path_))
     assert name in bpy.data.actions and bpy.data.actions[name].use_fake_user
-    assert steps(bpy.data.actions[name]) == marks
+    assert steps_of(bpy.data.actions[name]) == marks
     # Undo: the operator with undo on, then back to the step before it.
     obj = bpy.data.objects["02_01"]
     bpy.context.view_layer.objects.active = obj
@@ -351,7 +348,7 @@ def test_cli_follow_path_walks_a_line_into_a_blend(scene, stride, tmp_path, caps
     floor = stride.recipes.path.start_floor(takes()[0])
     want = path.follow(takes(), floor.place(stride.recipes.path.line_xy(8.0)), 2.0)
     assert_same_motion(stride.bridge.action_to_clip(obj, action), want)
-    assert len(steps(action)) == sum(len(v) for v in want.events.values())
+    assert len(steps_of(action)) == sum(len(v) for v in want.events.values())
     assert want.duration == pytest.approx(4.0, rel=0.03)
     track = floor_track(want, floor)
     smooth = moving_average(track, cycle_frames(want))
@@ -466,9 +463,9 @@ def test_a_keyed_empty_is_followed_in_time(scene, stride):
     world = np.array(played)
     want = path.follow_target(takes(), (frames - 1) / 120.0, in_clip_space(world), fps=120.0)
     assert_same_motion(stride.bridge.action_to_clip(obj, action), want)
-    assert steps(action) == sorted((1 + round(t * 120), k) for k, v in want.events.items() for t in v)
+    assert steps_of(action) == sorted((1 + round(t * 120), k) for k, v in want.events.items() for t in v)
     hips = hips_played(obj, action, frames[:want.n_frames])
-    lefts = [f for f, n in steps(action) if n == "FootDown_L"]
+    lefts = [f for f, n in steps_of(action) if n == "FootDown_L"]
     cycle = np.median(np.diff(lefts))
     smooth_hips, smooth_target = moving_average(hips, cycle), moving_average(world[:len(hips), :2], cycle)
     half = int(cycle) // 2
