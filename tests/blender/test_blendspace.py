@@ -226,11 +226,7 @@ def test_speed_is_keyed_on_the_armature_where_the_graph_editor_shows_it(scene, s
     adt = obj.animation_data
     # In the action the armature plays, its slot's curves (4.4+: the slot assigned, which the Graph
     # Editor lists for the object), beside the bones' keys.
-    if stride.compat.SLOTTED:
-        bag = stride.compat.channelbag(adt.action, adt.action_slot)
-        curves = list(bag.fcurves)
-    else:
-        curves = list(adt.action.fcurves)
+    curves = stride.compat.fcurves(adt.action, stride.compat.action_slot(adt.action, obj))
     (fc,) = [c for c in curves if c.data_path == "stride.speed"]
     assert any(c.data_path.startswith("pose.bones[") for c in curves)
     np.testing.assert_allclose(stride.compat.read_keys(fc), [[1.0, 1.5], [121.0, 2.5]])

@@ -22,7 +22,7 @@ import reports
 from blender_fixtures import steps_of
 from fixtures import cmu_path, take_path
 from mathutils import geometry
-from test_blendspace import refused
+from test_blendspace import refused, speed_fcurve
 from test_bridge import assert_same_motion
 
 from core import blendspace, bvh, contacts, path, units
@@ -149,8 +149,7 @@ def test_a_bezier_circle_on_a_turned_scaled_object_is_walked_as_the_core_walks_i
     # The whole way round, back where it started.
     assert np.linalg.norm(hips[-1] - world[-1, :2]) < 0.3
     # The Speed it walked at, keyed beside the bones.
-    fc = next(c for c in stride.compat.fcurves(action, stride.compat.action_slot(action, obj))
-              if c.data_path == "stride.speed")
+    fc = speed_fcurve(stride, obj, action)
     np.testing.assert_allclose(stride.compat.read_keys(fc)[:, 1], float(speeds.min()), rtol=1e-6)
 
 
@@ -202,8 +201,7 @@ def test_the_armatures_keyed_speed_is_walked_along_a_nurbs_path(scene, stride):
     err = np.abs(per_cycle[:, 0] / per_cycle[:, 1] - 1.0)
     assert err.max() <= 0.03, per_cycle
     # The keyed curve goes with the result, as Bake Blend Space's does.
-    copied = next(c for c in stride.compat.fcurves(action, stride.compat.action_slot(action, obj))
-                  if c.data_path == "stride.speed")
+    copied = speed_fcurve(stride, obj, action)
     np.testing.assert_array_equal(stride.compat.read_keys(copied), stride.compat.read_keys(fc))
 
 
