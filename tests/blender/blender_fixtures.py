@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import itertools
+
 import bpy
+import numpy as np
 from fixtures import cmu_path
 
 
@@ -51,3 +54,15 @@ def cmu_gaits(stride, options=None, names=("02_01", "02_03")):
         stride.compat.assign(obj, bpy.data.actions[name])
         assert bpy.ops.stride.gait_add() == {"FINISHED"}
     return obj
+
+
+def speeds_per_cycle(floor, speed, lefts, fps, unit=1.0):
+    """[cycles, 2] m/s per cycle, from each left touchdown to the next (`lefts`: indices into the
+    arrays): the travel over the floor of `floor` [n, k] (positions, `unit` meters each) over the
+    cycle's time, and `speed` [n] (m/s) averaged over the same span."""
+    out = []
+    for i, j in itertools.pairwise(lefts):
+        travel = np.linalg.norm(floor[j] - floor[i]) * unit
+        mean = (speed[i:j].sum() + speed[i + 1:j + 1].sum()) / 2 / (j - i)  # trapezoids over the span
+        out.append((travel * fps / (j - i), mean))
+    return np.array(out)

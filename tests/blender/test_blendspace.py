@@ -176,13 +176,7 @@ def played_speeds(stride, obj, action, unit):
         hips[i] = (obj.matrix_world @ obj.pose.bones["Hips"].matrix).translation
         target[i] = obj.stride.speed
     fps = scene.render.fps / scene.render.fps_base
-    out = []
-    for a, b in itertools.pairwise(lefts):
-        i, j = a - lefts[0], b - lefts[0]
-        travel = np.linalg.norm(hips[j, :2] - hips[i, :2]) * unit
-        mean = (target[i:j].sum() + target[i + 1:j + 1].sum()) / 2 / (j - i)  # trapezoids over the span
-        out.append((travel * fps / (j - i), mean))
-    return np.array(out)
+    return blender_fixtures.speeds_per_cycle(hips[:, :2], target, np.subtract(lefts, lefts[0]), fps, unit)
 
 
 @pytest.mark.parametrize("which", ["cmu", "bandai"])
@@ -383,14 +377,11 @@ def test_cli_blend_space_writes_a_bvh_that_reads_back_at_the_speed_asked(scene, 
         lefts = contacts.footsteps(got)["FootDown_L"]
     hips = got.fk()[1][:, got.names.index("Hips")]
     floor = hips - np.outer(hips @ got.up, got.up)
-    frames = np.arange(got.n_frames)
-    target = np.interp(frames / got.fps, *keys)
-    err = []
-    for a, b in itertools.pairwise(np.round(lefts * got.fps).astype(int)):
-        speed = np.linalg.norm(floor[b] - floor[a]) * UNIT["bandai"] * got.fps / (b - a)
-        mean = (target[a:b].sum() + target[a + 1:b + 1].sum()) / 2 / (b - a)
-        err.append(abs(speed / mean - 1.0))
-    assert len(err) >= 8 and max(err) <= 0.02, err
+    target = np.interp(np.arange(got.n_frames) / got.fps, *keys)
+    at = np.round(lefts * got.fps).astype(int)
+    per_cycle = blender_fixtures.speeds_per_cycle(floor, target, at, got.fps, UNIT["bandai"])
+    err = np.abs(per_cycle[:, 0] / per_cycle[:, 1] - 1.0)
+    assert len(err) >= 8 and err.max() <= 0.02, err
     # A .blend: the slowest take's armature with the baked action, its markers and its speed keys.
     blend = tmp_path / "constant.blend"
     assert stride.cli.main(["blend-space", *files, "--speed", "2.5", "--duration", "4", "--no-lock-feet",

@@ -153,7 +153,7 @@ def test_a_bezier_circle_on_a_turned_scaled_object_is_walked_as_the_core_walks_i
     np.testing.assert_allclose(stride.compat.read_keys(fc)[:, 1], float(speeds.min()), rtol=1e-6)
 
 
-def played_speeds(obj, action, fc, first):
+def played_speeds(obj, action, fc):
     """Per cycle (from each FootDown_L marker of the action to the next), as Blender plays it: the
     hips' travel over the floor over the cycle's time, and the keyed Speed (`fc` as Blender
     evaluates it) averaged over the same span; m/s."""
@@ -161,12 +161,9 @@ def played_speeds(obj, action, fc, first):
     frames = np.arange(lefts[0], lefts[-1] + 1)
     hips = hips_played(obj, action, frames)
     target = np.array([fc.evaluate(float(f)) for f in frames])
-    out = []
-    for a, b in itertools.pairwise(lefts):
-        i, j = a - lefts[0], b - lefts[0]
-        travel = np.linalg.norm(hips[j] - hips[i])
-        out.append((travel * 120.0 / (j - i), (target[i:j].sum() + target[i + 1:j + 1].sum()) / 2 / (j - i)))
-    return np.array(out)
+    scene = bpy.context.scene
+    fps = scene.render.fps / scene.render.fps_base
+    return blender_fixtures.speeds_per_cycle(hips, target, np.subtract(lefts, lefts[0]), fps)
 
 
 def test_the_armatures_keyed_speed_is_walked_along_a_nurbs_path(scene, stride):
@@ -196,7 +193,7 @@ def test_the_armatures_keyed_speed_is_walked_along_a_nurbs_path(scene, stride):
     speed = stride.recipes.path.speed_along((frames - 1) / 120.0, keyed, length, within)
     want = path.follow(takes(), points, speed, fps=120.0, lock_feet=True)
     assert_same_motion(stride.bridge.action_to_clip(obj, action), want)
-    per_cycle = played_speeds(obj, action, fc, 1)
+    per_cycle = played_speeds(obj, action, fc)
     assert len(per_cycle) >= 8 and np.ptp(per_cycle[:, 1]) > 0.8
     err = np.abs(per_cycle[:, 0] / per_cycle[:, 1] - 1.0)
     assert err.max() <= 0.03, per_cycle
