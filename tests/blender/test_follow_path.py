@@ -22,6 +22,7 @@ import reports
 from blender_fixtures import steps_of
 from fixtures import cmu_path, take_path
 from mathutils import geometry
+from played import played
 from test_blendspace import refused, speed_fcurve
 from test_bridge import assert_same_motion
 
@@ -68,13 +69,8 @@ def in_clip_space(world):
 
 def hips_played(obj, action, frames):
     """[n, 2] the hips' world floor position (meters) as Blender plays the action, frame by frame."""
-    stride_assign = bpy.context.scene
     obj.animation_data.action = action
-    out = np.empty((len(frames), 2))
-    for i, f in enumerate(frames):
-        stride_assign.frame_set(int(f))
-        out[i] = (obj.matrix_world @ obj.pose.bones["Hips"].matrix).translation[:2]
-    return out
+    return (np.array(obj.matrix_world) @ played(obj, frames, ["Hips"])[:, 0])[:, :2, 3]
 
 
 def to_polyline(points, line):
