@@ -436,6 +436,10 @@ class Layout:
         assert name in data.bl_rna.properties, name
         self.said.append(("prop", name))
 
+    def prop_search(self, data, name, search_data, search_name, **kwargs):
+        assert name in data.bl_rna.properties and search_name in search_data.bl_rna.properties, name
+        self.said.append(("prop", name))
+
     def label(self, text="", **kwargs):
         self.said.append(("label", text))
 

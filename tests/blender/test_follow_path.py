@@ -23,7 +23,7 @@ from blender_fixtures import steps_of
 from fixtures import cmu_path, take_path
 from mathutils import geometry
 from played import played
-from test_blendspace import refused, speed_fcurve
+from test_blendspace import Layout, refused, speed_fcurve
 from test_bridge import assert_same_motion
 
 from core import blendspace, bvh, contacts, path, units
@@ -365,21 +365,9 @@ def test_cli_follow_path_errors_name_the_file_line_and_flag(scene, stride, tmp_p
 
 
 def test_the_walk_along_path_panel_lays_out_the_bake(scene, stride):
-    from test_blendspace import Layout
-
-    class Searching(Layout):
-        def prop_search(self, data, name, search_data, search_name, **kwargs):
-            assert name in data.bl_rna.properties and search_name in search_data.bl_rna.properties, name
-            self.said.append(("prop", name))
-
-        def _sub(self, *args, **kwargs):
-            return Searching(self.said)
-
-        row = column = box = _sub
-
     obj = gaits(stride)
     said: list = []
-    panel = type("Panel", (), {"layout": Searching(said)})()
+    panel = type("Panel", (), {"layout": Layout(said)})()
     for mode in ("CONSTANT", "CURVE"):
         scene.stride.path_speed_mode = mode
         stride.panels.VIEW3D_PT_stride_path.draw(panel, bpy.context)
