@@ -42,9 +42,10 @@ def walk_and_run(scene, stride):
     return obj
 
 
-def cmu_gaits(stride, options=None, names=("02_01", "02_03")):
+def cmu_gaits(stride, options=None):
     """CMU 02_01 (a walk) and 02_03 (a jog) imported onto one armature (`options`: ImportOptions),
     each added as a gait while it is the armature's active action (Add Gait)."""
+    names = ("02_01", "02_03")
     done, failed = stride.jobs.import_files(bpy.context, [cmu_path(n) for n in names], options=options,
                                             single_armature=True)
     assert not failed

@@ -38,7 +38,7 @@ def cmu_gaits(stride):
     """CMU 02_01 (walk) and 02_03 (jog) imported onto one armature at 120 fps, each added as a gait
     while it is the armature's active action (Add Gait)."""
     bpy.context.scene.render.fps = 120
-    return blender_fixtures.cmu_gaits(stride, names=CMU)
+    return blender_fixtures.cmu_gaits(stride)
 
 
 def bandai_gaits():

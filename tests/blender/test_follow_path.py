@@ -44,7 +44,7 @@ def gaits(stride, fps=120):
     """02_01 (walk) and 02_03 (jog) imported in meters onto one armature, each added as a gait while
     it is the active action (Add Gait); the scene at `fps`."""
     options = stride.options.ImportOptions(scale_preset="CMU_TO_METERS", update_scene_fps=False)
-    obj = blender_fixtures.cmu_gaits(stride, options, names=CMU)
+    obj = blender_fixtures.cmu_gaits(stride, options)
     bpy.context.scene.render.fps, bpy.context.scene.render.fps_base = fps, 1.0
     return obj
 
