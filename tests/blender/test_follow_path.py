@@ -60,11 +60,12 @@ def circle(radius=1.0, scale=3.0, turn=0.6, at=(2.0, -1.0, 0.0)):
     return obj
 
 
-def in_clip_space(world):
+def in_clip_space(world, scale=SCALE):
     """World points (meters, Blender's Z up) in the armature's clip space by hand: Blender's BVH
-    importer (forward -Z, up Y) put BVH (x, y, z) at world (x, -z, y) times its scale."""
+    importer (forward -Z, up Y) put BVH (x, y, z) at world (x, -z, y) times its scale (meters per
+    file unit)."""
     world = np.asarray(world, dtype=np.float64)
-    return np.stack([world[:, 0], world[:, 2], -world[:, 1]], axis=-1) / SCALE
+    return np.stack([world[:, 0], world[:, 2], -world[:, 1]], axis=-1) / scale
 
 
 def hips_played(obj, action, frames):
@@ -480,7 +481,7 @@ def test_an_idle_action_starts_and_ends_the_walk_standing(scene, stride, tmp_pat
     assert bpy.ops.stride.follow_path(target=road.name, idle_action="idle", speed=1.4) == {"FINISHED"}
     action = walk.animation_data.action
     world = stride.jobs.curve_points(road)
-    points = np.stack([world[:, 0], world[:, 2], -world[:, 1]], axis=-1) / 0.01  # BVH cm, by hand
+    points = in_clip_space(world, 0.01)  # BVH cm
     gaits_ = [bvh.load(walk_file), bvh.load(run_file)]
     want = path.follow(gaits_, points, 1.4, fps=30.0, idle=bvh.load(idle_file))
     assert_same_motion(stride.bridge.action_to_clip(walk, action), want)
