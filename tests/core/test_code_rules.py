@@ -57,15 +57,11 @@ def resolve(importer: str, level: int, module: str | None) -> str | None:
         name = module or ""
         if importer.startswith("bench.") and f"bench.{name}" in MODULES:
             return f"bench.{name}"  # bench scripts import each other from bench/ on the path
-        if importer.startswith("blender_addon.") and name.split(".")[0] == "core":
-            return name  # the link to core/
-        return name if name.split(".")[0] in SCANNED or name in ("samples", "bench") else None
+        return name if name.split(".")[0] in SCANNED else None
     base = importer.split(".")
     if not is_package(importer):
         base = base[:-1]
     base = base[: len(base) - (level - 1)]
-    if base and base[:2] == ["blender_addon", "core"]:
-        base = ["core", *base[2:]]
     return ".".join(base + ([module] if module else []))
 
 
