@@ -113,7 +113,7 @@ def measure(out: Clip, c: Case, loops: list[Clip], warned: list[str]) -> Measure
     hips = PC.hips_floor(out, world, out.names.index("Hips"))
     mats, pos = world_frames(out)
     feet = {side: foot_points(out, side, mats, pos) for side in ("L", "R")}
-    reference = PC.planted(out)
+    reference = PC.planted(out, (mats, pos))
     cycle = PC.cycle_frames(reference, out.n_frames)
     smooth_hips = PC.moving_average(hips, cycle)
     # The path smoothed alike: its points where the hips are, frame by frame.
@@ -245,7 +245,7 @@ def test_planted_feet_keep_their_heading_as_the_body_turns_over_them(gaits, key)
     for lock, low, high in ((True, 0.0, body / 3.0), (False, 0.8 * body, 1.2 * body)):
         out = path.follow(gaits[key], c.points, c.speed, lock_feet=lock)
         mats, pos = world_frames(out)
-        reference = PC.planted(out)
+        reference = PC.planted(out, (mats, pos))
         rates = np.degrees(np.concatenate([
             PC.foot_turn_rates(foot_points(out, side, mats, pos), reference[side], out.up, out.fps)
             for side in ("L", "R")]))
@@ -320,7 +320,7 @@ def test_a_turn_tighter_than_the_speed_allows_warns_naming_the_distance(gaits, k
     # It still goes round, at the speed asked, feet planted.
     assert out.duration == pytest.approx(math.pi / run, rel=0.05)
     mats, pos = world_frames(out)
-    reference = PC.planted(out)
+    reference = PC.planted(out, (mats, pos))
     slips = np.concatenate([PC.slips_and_skating(foot_points(out, side, mats, pos), reference[side], out.up,
                                                  out.fps)[0] for side in ("L", "R")])
     assert len(slips) >= 2 and slips.max() < SLIP_MAX_M, slips
@@ -551,7 +551,7 @@ def test_with_an_idle_the_start_and_stop_do_not_pop_and_feet_hold(started, gaits
     past = math.degrees(straightest - PC.knees_straightest(knees(out, legs(out.names), s.world)))
     assert past <= KNEE_DEG, past
     mats, pos = world_frames(out)
-    reference = PC.planted(out)
+    reference = PC.planted(out, (mats, pos))
     slips, skating, windows = [], 0, 0
     for side in ("L", "R"):
         got = PC.slips_and_skating(foot_points(out, side, mats, pos), reference[side], out.up, out.fps)
@@ -713,7 +713,7 @@ def test_a_target_with_an_idle_starts_and_ends_standing_and_keeps_time(gaits, id
     assert judged.sum() > 0.5 * out.n_frames and apart[judged].max() <= TARGET_M, apart[judged].max()
     # Feet and knees as everywhere.
     mats, pos = world_frames(out)
-    reference = PC.planted(out)
+    reference = PC.planted(out, (mats, pos))
     slips = np.concatenate([PC.slips_and_skating(foot_points(out, side, mats, pos), reference[side], out.up,
                                                  out.fps)[0] for side in ("L", "R")])
     assert np.percentile(slips, 95) < SLIP_P95_M and slips.max() < SLIP_MAX_M, slips.max()
