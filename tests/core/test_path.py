@@ -111,9 +111,8 @@ def measure(out: Clip, c: Case, loops: list[Clip], warned: list[str]) -> Measure
     world = world_positions(out)
     road = PC.polyline(c.points, up, mpu)
     hips = PC.hips_floor(out, world, out.names.index("Hips"))
-    mats, pos = world_frames(out)
-    feet = {side: foot_points(out, side, mats, pos) for side in ("L", "R")}
-    reference = PC.planted(out, (mats, pos))
+    world_m = world_frames(out)
+    reference = PC.planted(out, world_m)
     cycle = PC.cycle_frames(reference, out.n_frames)
     smooth_hips = PC.moving_average(hips, cycle)
     # The path smoothed alike: its points where the hips are, frame by frame.
@@ -138,23 +137,38 @@ def measure(out: Clip, c: Case, loops: list[Clip], warned: list[str]) -> Measure
     face = PC.moving_average(PC.facing(world, legs(out.names), up), cycle)[ok]
     direction = np.gradient(smooth_road[ok], axis=0)
     facing = np.degrees(np.abs(wrap(PC.angle_on_floor(face, up) - PC.angle_on_floor(direction, up))))
-    # Feet: over the reference contacts (the foot down and slow).
-    slips, skating, windows = [], 0, 0
-    for side in ("L", "R"):
-        got = PC.slips_and_skating(feet[side], reference[side], up, fps)
-        slips.append(got[0])
-        skating += got[1]
-        windows += got[2]
-    leg_map = legs(out.names)
-    straightest = min(PC.knees_straightest(knees(g, legs(g.names))) for g in loops)
-    past = math.degrees(straightest - PC.knees_straightest(knees(out, leg_map, world)))
-    angular = metrics.peak_angular_speed(out) / max(metrics.peak_angular_speed(g) for g in loops)
+    slips, skating = feet_slips(out, world_m, reference)
+    past, angular = knees_and_turns(out, world, loops)
     # Accelerations against the gaits' own, each played on for 4 s (a loop's sync blend with
     # itself at weight 0 plays that loop).
     gaits_peak = np.max([peak_accelerations(sync.sync_blend(g, g, 0.0, 4.0)) for g in loops], axis=0)
     accel = peak_accelerations(out, world) / gaits_peak
-    return Measured(out, lateral, spans, whole, facing, np.concatenate(slips), skating / max(windows, 1),
-                    past, angular, accel, warned)
+    return Measured(out, lateral, spans, whole, facing, slips, skating, past, angular, accel, warned)
+
+
+def feet_slips(out: Clip, world_m: tuple[np.ndarray, np.ndarray] | None = None,
+               reference: dict[str, np.ndarray] | None = None) -> tuple[np.ndarray, float]:
+    """(pivot slips [contacts] m, the share of windows skating) of both feet over their reference
+    contacts, the foot down and slow (path_checks.slips_and_skating); `world_m`: motion_checks'
+    world frames of `out` and `reference`: its path_checks.planted, when the caller has them."""
+    mats, pos = world_frames(out) if world_m is None else world_m
+    reference = PC.planted(out, (mats, pos)) if reference is None else reference
+    slips, skating, windows = [], 0, 0
+    for side in ("L", "R"):
+        got = PC.slips_and_skating(foot_points(out, side, mats, pos), reference[side], out.up, out.fps)
+        slips.append(got[0])
+        skating += got[1]
+        windows += got[2]
+    return np.concatenate(slips), skating / max(windows, 1)
+
+
+def knees_and_turns(out: Clip, world: np.ndarray, sources: list[Clip]) -> tuple[float, float]:
+    """(degrees the knees pass the sources' straightest by (negative: within), the peak angular
+    speed over the sources' peak); `world`: `out`'s world_positions."""
+    straightest = min(PC.knees_straightest(knees(g, legs(g.names))) for g in sources)
+    past = math.degrees(straightest - PC.knees_straightest(knees(out, legs(out.names), world)))
+    angular = metrics.peak_angular_speed(out) / max(metrics.peak_angular_speed(g) for g in sources)
+    return past, angular
 
 
 def peak_accelerations(clip: Clip, world: np.ndarray | None = None) -> np.ndarray:
@@ -319,10 +333,7 @@ def test_a_turn_tighter_than_the_speed_allows_warns_naming_the_distance(gaits, k
     assert "radius of" in message and "slow to" in message
     # It still goes round, at the speed asked, feet planted.
     assert out.duration == pytest.approx(math.pi / run, rel=0.05)
-    mats, pos = world_frames(out)
-    reference = PC.planted(out, (mats, pos))
-    slips = np.concatenate([PC.slips_and_skating(foot_points(out, side, mats, pos), reference[side], out.up,
-                                                 out.fps)[0] for side in ("L", "R")])
+    slips, _ = feet_slips(out)
     assert len(slips) >= 2 and slips.max() < SLIP_MAX_M, slips
 
 
@@ -544,24 +555,13 @@ def test_with_an_idle_it_starts_standing_and_comes_to_rest_on_the_paths_end(star
 def test_with_an_idle_the_start_and_stop_do_not_pop_and_feet_hold(started, gaits, idle, name):
     s = started(name)
     out, loops = s.out, gaits["bandai"]
-    sources = [*loops, idle]
-    angular = metrics.peak_angular_speed(out) / max(metrics.peak_angular_speed(g) for g in sources)
+    past, angular = knees_and_turns(out, s.world, [*loops, idle])
     assert angular <= ANGULAR, angular
-    straightest = min(PC.knees_straightest(knees(g, legs(g.names))) for g in sources)
-    past = math.degrees(straightest - PC.knees_straightest(knees(out, legs(out.names), s.world)))
     assert past <= KNEE_DEG, past
-    mats, pos = world_frames(out)
-    reference = PC.planted(out, (mats, pos))
-    slips, skating, windows = [], 0, 0
-    for side in ("L", "R"):
-        got = PC.slips_and_skating(foot_points(out, side, mats, pos), reference[side], out.up, out.fps)
-        slips.append(got[0])
-        skating += got[1]
-        windows += got[2]
-    slip = np.concatenate(slips)
+    slip, skating = feet_slips(out)
     p95 = np.percentile(slip, 95)
     assert p95 < SLIP_P95_M and slip.max() < SLIP_MAX_M, (p95, slip.max())
-    assert skating / max(windows, 1) < SKATING
+    assert skating < SKATING
     # Accelerations against the gaits' own and the idle's.
     own = np.max([*(peak_accelerations(sync.sync_blend(g, g, 0.0, 4.0)) for g in loops),
                   peak_accelerations(idle)], axis=0)
@@ -712,10 +712,7 @@ def test_a_target_with_an_idle_starts_and_ends_standing_and_keeps_time(gaits, id
     judged = np.isfinite(apart) & (t >= switches[0] + 2.0) & (t <= track[-1] + 1.5 - 1.5)
     assert judged.sum() > 0.5 * out.n_frames and apart[judged].max() <= TARGET_M, apart[judged].max()
     # Feet and knees as everywhere.
-    mats, pos = world_frames(out)
-    reference = PC.planted(out, (mats, pos))
-    slips = np.concatenate([PC.slips_and_skating(foot_points(out, side, mats, pos), reference[side], out.up,
-                                                 out.fps)[0] for side in ("L", "R")])
+    slips, _ = feet_slips(out)
     assert np.percentile(slips, 95) < SLIP_P95_M and slips.max() < SLIP_MAX_M, slips.max()
     angular = metrics.peak_angular_speed(out) / max(metrics.peak_angular_speed(g) for g in [*loops, idle])
     assert angular <= ANGULAR, angular
