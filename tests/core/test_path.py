@@ -106,6 +106,14 @@ class Measured(NamedTuple):
     warned: list[str]
 
 
+def clock(c: Case, road: PC.Polyline) -> tuple[np.ndarray, np.ndarray]:
+    """(distances [20001] m along the road, the seconds the case's speed takes to reach each): the
+    time asked, by trapezoids of 1 / speed."""
+    dense = np.linspace(0.0, road.arc[-1], 20001)
+    v = c.requested(dense)
+    return dense, np.concatenate([[0.0], np.cumsum(np.diff(dense) * 0.5 * (1.0 / v[1:] + 1.0 / v[:-1]))])
+
+
 def measure(out: Clip, c: Case, loops: list[Clip], warned: list[str]) -> Measured:
     up, mpu, fps = out.up, out.meters_per_unit, out.fps
     world = world_positions(out)
@@ -127,9 +135,7 @@ def measure(out: Clip, c: Case, loops: list[Clip], warned: list[str]) -> Measure
     s, _ = PC.track(road, smooth_hips[ok])
     t = np.flatnonzero(ok) / fps
     assert np.all(np.diff(s) > 0), "the smoothed hips go back along the path"
-    dense = np.linspace(0.0, road.arc[-1], 20001)
-    v = c.requested(dense)
-    asked = np.concatenate([[0.0], np.cumsum(np.diff(dense) * 0.5 * (1.0 / v[1:] + 1.0 / v[:-1]))])
+    dense, asked = clock(c, road)
     marks = np.arange(math.ceil(s[0] / SPAN_M) * SPAN_M, s[-1] + 1e-9, SPAN_M)
     spans = np.diff(np.interp(marks, s, t)) / np.diff(np.interp(marks, dense, asked)) - 1.0
     whole = out.duration / asked[-1] - 1.0
@@ -614,11 +620,9 @@ def target_case(name: str, loops: list[Clip]) -> Case:
 def timed(c: Case, up: np.ndarray, mpu: float, rate: float = 30.0) -> tuple[np.ndarray, np.ndarray]:
     """(times [T] s, positions [T, 3] file units): the case's path walked at its speed, sampled."""
     road = PC.polyline(c.points, up, mpu)
-    dense = np.linspace(0.0, road.arc[-1], 20001)
-    v = c.requested(dense)
-    clock = np.concatenate([[0.0], np.cumsum(np.diff(dense) * 0.5 * (1.0 / v[1:] + 1.0 / v[:-1]))])
-    times = np.arange(0.0, clock[-1], 1.0 / rate)
-    s = np.interp(times, clock, dense)
+    dense, asked = clock(c, road)
+    times = np.arange(0.0, asked[-1], 1.0 / rate)
+    s = np.interp(times, asked, dense)
     return times, np.stack([np.interp(s, road.arc, road.points[:, k]) for k in range(3)], axis=-1) / mpu
 
 
