@@ -626,6 +626,20 @@ def timed(c: Case, up: np.ndarray, mpu: float, rate: float = 30.0) -> tuple[np.n
     return times, np.stack([np.interp(s, road.arc, road.points[:, k]) for k in range(3)], axis=-1) / mpu
 
 
+def apart_from_target(out: Clip, hips: np.ndarray, times: np.ndarray, positions: np.ndarray,
+                      reference: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(t [T] s, meters [T]): the hips' floor path [T, 3] (meters) and the target's (`positions` [n, 3]
+    in `out`'s units at `times`, linear between), both averaged over the local gait cycle (from the
+    `reference` contacts' touchdowns), apart frame by frame; NaN where the cycle's window leaves
+    the clip."""
+    up = out.up
+    t = np.arange(out.n_frames) / out.fps
+    target = np.stack([np.interp(t, times, positions[:, k]) for k in range(3)], axis=-1) * out.meters_per_unit
+    target -= np.outer(target @ up, up)
+    cycle = PC.cycle_frames(reference, out.n_frames)
+    return t, np.linalg.norm(PC.moving_average(hips, cycle) - PC.moving_average(target, cycle), axis=-1)
+
+
 TARGETS = [(key, name) for key in SETS for name in ("ramp", "S-curve", "figure eight")]
 
 
@@ -643,11 +657,7 @@ def test_a_timed_target_is_followed_in_time_feet_planted(gaits, key, name):
     # The hips and the target, both averaged over the local gait cycle, frame by frame.
     world = world_positions(out)
     hips = PC.hips_floor(out, world, out.names.index("Hips"))
-    t = np.arange(out.n_frames) / out.fps
-    target = np.stack([np.interp(t, times, positions[:, k]) for k in range(3)], axis=-1) * mpu
-    target -= np.outer(target @ up, up)
-    cycle = PC.cycle_frames(PC.planted(out), out.n_frames)
-    apart = np.linalg.norm(PC.moving_average(hips, cycle) - PC.moving_average(target, cycle), axis=-1)
+    t, apart = apart_from_target(out, hips, times, positions, PC.planted(out))
     judged = np.isfinite(apart) & (t >= TARGET_FROM_S)
     assert judged.sum() > 0.5 * out.n_frames and apart[judged].max() <= TARGET_M, apart[judged].max()
     # And every measure of part 1 along its path.
@@ -708,15 +718,13 @@ def test_a_target_with_an_idle_starts_and_ends_standing_and_keeps_time(gaits, id
     assert np.linalg.norm(hips[round((switches[-1] + 1.0) * out.fps):] - end, axis=-1).max() <= END_M
     # In time with the target from 2 s after the start's switch to 1.5 s before the target arrives
     # (the character slows over its last step to stop on the end; the target arrives at speed).
-    t = np.arange(out.n_frames) / out.fps
-    target = np.stack([np.interp(t, times, positions[:, k]) for k in range(3)], axis=-1) * mpu
-    target -= np.outer(target @ up, up)
-    cycle = PC.cycle_frames(PC.planted(out), out.n_frames)
-    apart = np.linalg.norm(PC.moving_average(hips, cycle) - PC.moving_average(target, cycle), axis=-1)
+    world_m = world_frames(out)
+    reference = PC.planted(out, world_m)
+    t, apart = apart_from_target(out, hips, times, positions, reference)
     judged = np.isfinite(apart) & (t >= switches[0] + 2.0) & (t <= track[-1] + 1.5 - 1.5)
     assert judged.sum() > 0.5 * out.n_frames and apart[judged].max() <= TARGET_M, apart[judged].max()
     # Feet and knees as everywhere.
-    slips, _ = feet_slips(out)
+    slips, _ = feet_slips(out, world_m, reference)
     assert np.percentile(slips, 95) < SLIP_P95_M and slips.max() < SLIP_MAX_M, slips.max()
     angular = metrics.peak_angular_speed(out) / max(metrics.peak_angular_speed(g) for g in [*loops, idle])
     assert angular <= ANGULAR, angular
