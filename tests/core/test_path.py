@@ -747,7 +747,7 @@ def test_bad_targets_are_refused(gaits):
         path.follow_target(loops, np.arange(6.0), np.outer(np.arange(6.0), up))
 
 
-def test_a_target_and_an_idle_in_another_convention_are_the_same_motion(takes):
+def test_a_target_and_an_idle_in_another_convention_are_the_same_motion(takes, idle):
     """Z-up, centimetres, Unreal names: the gaits, the idle and the target all written so, the same
     world motion from follow_target with and without the idle, and from follow with it."""
     loops = takes["bandai"]
@@ -755,20 +755,18 @@ def test_a_target_and_an_idle_in_another_convention_are_the_same_motion(takes):
     c = target_case("S-curve", cut)
     up, mpu = cut[0].up, cut[0].meters_per_unit
     times, positions = timed(c, up, mpu)
-    bow = bvh.load(take_path(IDLE_TAKE))
-    still = bow[:round(IDLE_SECONDS * bow.fps) + 1]
     turn = quat.from_matrix(np.array([[1.0, 0, 0], [0, 0, -1], [0, 1, 0]]))  # Y-up to Z-up
     factor = mpu / 0.01
     other = [_convention(t, factor, "unreal") for t in loops]
-    other_still = _convention(still, factor, "unreal")
+    other_idle = _convention(idle, factor, "unreal")
     moved = quat.mul_vec(turn, positions) * factor
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         pairs = [(path.follow_target(loops, times, positions), path.follow_target(other, times, moved)),
-                 (path.follow_target(loops, times, positions, idle=still),
-                  path.follow_target(other, times, moved, idle=other_still)),
-                 (path.follow(loops, c.points, 2.0, idle=still),
-                  path.follow(other, quat.mul_vec(turn, c.points) * factor, 2.0, idle=other_still))]
+                 (path.follow_target(loops, times, positions, idle=idle),
+                  path.follow_target(other, times, moved, idle=other_idle)),
+                 (path.follow(loops, c.points, 2.0, idle=idle),
+                  path.follow(other, quat.mul_vec(turn, c.points) * factor, 2.0, idle=other_idle))]
     for base, got in pairs:
         assert got.n_frames == base.n_frames
         base_world = world_positions(base) * base.meters_per_unit
