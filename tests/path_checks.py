@@ -110,10 +110,11 @@ def angle_on_floor(v: np.ndarray, up: np.ndarray) -> np.ndarray:
 # -- cycles and smoothing ---------------------------------------------------------------------------
 
 
-def planted(clip, world_pos_m: np.ndarray | None = None) -> dict[str, np.ndarray]:
+def planted(clip, world_m: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """{side: bool [T]} the reference contacts of each foot (its lowest point near its stance height
-    and its slowest point slower than 0.5 m/s: `motion_checks.reference_contacts`)."""
-    mats, pos = world_frames(clip)
+    and its slowest point slower than 0.5 m/s: `motion_checks.reference_contacts`); `world_m`: the
+    clip's `motion_checks.world` (rotations, positions in meters) when the caller has it."""
+    mats, pos = world_frames(clip) if world_m is None else world_m
     return {side: reference_contacts(foot_points(clip, side, mats, pos), clip.up, clip.fps)
             for side in clip.body.legs}
 

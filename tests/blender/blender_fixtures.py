@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import itertools
+
 import bpy
+import numpy as np
 from fixtures import cmu_path
 
 
@@ -39,9 +42,10 @@ def walk_and_run(scene, stride):
     return obj
 
 
-def cmu_gaits(stride, options=None, names=("02_01", "02_03")):
+def cmu_gaits(stride, options=None):
     """CMU 02_01 (a walk) and 02_03 (a jog) imported onto one armature (`options`: ImportOptions),
     each added as a gait while it is the armature's active action (Add Gait)."""
+    names = ("02_01", "02_03")
     done, failed = stride.jobs.import_files(bpy.context, [cmu_path(n) for n in names], options=options,
                                             single_armature=True)
     assert not failed
@@ -51,3 +55,15 @@ def cmu_gaits(stride, options=None, names=("02_01", "02_03")):
         stride.compat.assign(obj, bpy.data.actions[name])
         assert bpy.ops.stride.gait_add() == {"FINISHED"}
     return obj
+
+
+def speeds_per_cycle(floor, speed, lefts, fps, unit=1.0):
+    """[cycles, 2] m/s per cycle, from each left touchdown to the next (`lefts`: indices into the
+    arrays): the travel over the floor of `floor` [n, k] (positions, `unit` meters each) over the
+    cycle's time, and `speed` [n] (m/s) averaged over the same span."""
+    out = []
+    for i, j in itertools.pairwise(lefts):
+        travel = np.linalg.norm(floor[j] - floor[i]) * unit
+        mean = (speed[i:j].sum() + speed[i + 1:j + 1].sum()) / 2 / (j - i)  # trapezoids over the span
+        out.append((travel * fps / (j - i), mean))
+    return np.array(out)

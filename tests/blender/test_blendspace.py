@@ -16,6 +16,7 @@ import bpy
 import numpy as np
 import pytest
 import reports
+from blender_fixtures import steps_of
 from fixtures import bandai_path, cmu_path, take_path
 from test_bridge import assert_same_motion
 
@@ -37,7 +38,7 @@ def cmu_gaits(stride):
     """CMU 02_01 (walk) and 02_03 (jog) imported onto one armature at 120 fps, each added as a gait
     while it is the armature's active action (Add Gait)."""
     bpy.context.scene.render.fps = 120
-    return blender_fixtures.cmu_gaits(stride, names=CMU)
+    return blender_fixtures.cmu_gaits(stride)
 
 
 def bandai_gaits():
@@ -60,10 +61,6 @@ def gaits_of(obj):
 def speed_fcurve(stride, obj, action):
     curves = stride.compat.fcurves(action, stride.compat.action_slot(action, obj))
     return next((fc for fc in curves if fc.data_path == "stride.speed"), None)
-
-
-def steps(action):
-    return sorted((m.frame, m.name) for m in action.pose_markers if m.name.startswith("FootDown"))
 
 
 def test_gaits_are_added_from_imported_actions_and_listed_slowest_first(scene, stride):
@@ -130,7 +127,7 @@ def test_a_constant_speed_bakes_the_cores_blend_space_as_a_new_action(scene, str
     got = stride.bridge.action_to_clip(obj, action)
     assert_same_motion(got, want)
     # Footstep markers at the blend's touchdowns, alternating; the speed keyed beside the bones.
-    marks = steps(action)
+    marks = steps_of(action)
     assert [n for _, n in marks] == [("FootDown_L", "FootDown_R")[k % 2] for k in range(len(marks))]
     wanted = sorted((1 + round(t * 120), k) for k, v in want.events.items() for t in v)
     assert marks == wanted
@@ -179,13 +176,7 @@ def played_speeds(stride, obj, action, unit):
         hips[i] = (obj.matrix_world @ obj.pose.bones["Hips"].matrix).translation
         target[i] = obj.stride.speed
     fps = scene.render.fps / scene.render.fps_base
-    out = []
-    for a, b in itertools.pairwise(lefts):
-        i, j = a - lefts[0], b - lefts[0]
-        travel = np.linalg.norm(hips[j, :2] - hips[i, :2]) * unit
-        mean = (target[i:j].sum() + target[i + 1:j + 1].sum()) / 2 / (j - i)  # trapezoids over the span
-        out.append((travel * fps / (j - i), mean))
-    return np.array(out)
+    return blender_fixtures.speeds_per_cycle(hips[:, :2], target, np.subtract(lefts, lefts[0]), fps, unit)
 
 
 @pytest.mark.parametrize("which", ["cmu", "bandai"])
@@ -229,11 +220,7 @@ def test_speed_is_keyed_on_the_armature_where_the_graph_editor_shows_it(scene, s
     adt = obj.animation_data
     # In the action the armature plays, its slot's curves (4.4+: the slot assigned, which the Graph
     # Editor lists for the object), beside the bones' keys.
-    if stride.compat.SLOTTED:
-        bag = stride.compat.channelbag(adt.action, adt.action_slot)
-        curves = list(bag.fcurves)
-    else:
-        curves = list(adt.action.fcurves)
+    curves = stride.compat.fcurves(adt.action, stride.compat.action_slot(adt.action, obj))
     (fc,) = [c for c in curves if c.data_path == "stride.speed"]
     assert any(c.data_path.startswith("pose.bones[") for c in curves)
     np.testing.assert_allclose(stride.compat.read_keys(fc), [[1.0, 1.5], [121.0, 2.5]])
@@ -369,7 +356,7 @@ def test_bakes_report_progress_and_survive_saving(scene, stride, tmp_path):
     bpy.ops.wm.open_mainfile(filepath=str(path))
     obj = bpy.data.objects["02_01"]
     assert name in bpy.data.actions and gaits_of(obj) == [("02_01", None), ("02_03", None)]
-    assert len(steps(bpy.data.actions[name])) == sum(len(v) for v in baked.clip.events.values())
+    assert len(steps_of(bpy.data.actions[name])) == sum(len(v) for v in baked.clip.events.values())
 
 
 def test_cli_blend_space_writes_a_bvh_that_reads_back_at_the_speed_asked(scene, stride, tmp_path, capsys):
@@ -390,14 +377,11 @@ def test_cli_blend_space_writes_a_bvh_that_reads_back_at_the_speed_asked(scene, 
         lefts = contacts.footsteps(got)["FootDown_L"]
     hips = got.fk()[1][:, got.names.index("Hips")]
     floor = hips - np.outer(hips @ got.up, got.up)
-    frames = np.arange(got.n_frames)
-    target = np.interp(frames / got.fps, *keys)
-    err = []
-    for a, b in itertools.pairwise(np.round(lefts * got.fps).astype(int)):
-        speed = np.linalg.norm(floor[b] - floor[a]) * UNIT["bandai"] * got.fps / (b - a)
-        mean = (target[a:b].sum() + target[a + 1:b + 1].sum()) / 2 / (b - a)
-        err.append(abs(speed / mean - 1.0))
-    assert len(err) >= 8 and max(err) <= 0.02, err
+    target = np.interp(np.arange(got.n_frames) / got.fps, *keys)
+    at = np.round(lefts * got.fps).astype(int)
+    per_cycle = blender_fixtures.speeds_per_cycle(floor, target, at, got.fps, UNIT["bandai"])
+    err = np.abs(per_cycle[:, 0] / per_cycle[:, 1] - 1.0)
+    assert len(err) >= 8 and err.max() <= 0.02, err
     # A .blend: the slowest take's armature with the baked action, its markers and its speed keys.
     blend = tmp_path / "constant.blend"
     assert stride.cli.main(["blend-space", *files, "--speed", "2.5", "--duration", "4", "--no-lock-feet",
@@ -408,7 +392,7 @@ def test_cli_blend_space_writes_a_bvh_that_reads_back_at_the_speed_asked(scene, 
     assert action.name == "dataset-1_walk_normal_001 blend space (constant)" and action.use_fake_user
     want = blendspace.blend_space(takes(BANDAI), 2.5, 4.0)
     assert_same_motion(stride.bridge.action_to_clip(obj, action), want)
-    assert len(steps(action)) == sum(len(v) for v in want.events.values())
+    assert len(steps_of(action)) == sum(len(v) for v in want.events.values())
     np.testing.assert_allclose(stride.compat.read_keys(speed_fcurve(stride, obj, action)),
                                [[1.0, 2.5], [121.0, 2.5]])
 
@@ -450,6 +434,10 @@ class Layout:
 
     def prop(self, data, name, **kwargs):
         assert name in data.bl_rna.properties, name
+        self.said.append(("prop", name))
+
+    def prop_search(self, data, name, search_data, search_name, **kwargs):
+        assert name in data.bl_rna.properties and search_name in search_data.bl_rna.properties, name
         self.said.append(("prop", name))
 
     def label(self, text="", **kwargs):

@@ -19,9 +19,11 @@ import bpy
 import numpy as np
 import pytest
 import reports
+from blender_fixtures import steps_of
 from fixtures import cmu_path, take_path
 from mathutils import geometry
-from test_blendspace import refused
+from played import played
+from test_blendspace import Layout, refused, speed_fcurve
 from test_bridge import assert_same_motion
 
 from core import blendspace, bvh, contacts, path, units
@@ -42,7 +44,7 @@ def gaits(stride, fps=120):
     """02_01 (walk) and 02_03 (jog) imported in meters onto one armature, each added as a gait while
     it is the active action (Add Gait); the scene at `fps`."""
     options = stride.options.ImportOptions(scale_preset="CMU_TO_METERS", update_scene_fps=False)
-    obj = blender_fixtures.cmu_gaits(stride, options, names=CMU)
+    obj = blender_fixtures.cmu_gaits(stride, options)
     bpy.context.scene.render.fps, bpy.context.scene.render.fps_base = fps, 1.0
     return obj
 
@@ -58,26 +60,18 @@ def circle(radius=1.0, scale=3.0, turn=0.6, at=(2.0, -1.0, 0.0)):
     return obj
 
 
-def in_clip_space(world):
+def in_clip_space(world, scale=SCALE):
     """World points (meters, Blender's Z up) in the armature's clip space by hand: Blender's BVH
-    importer (forward -Z, up Y) put BVH (x, y, z) at world (x, -z, y) times its scale."""
+    importer (forward -Z, up Y) put BVH (x, y, z) at world (x, -z, y) times its scale (meters per
+    file unit)."""
     world = np.asarray(world, dtype=np.float64)
-    return np.stack([world[:, 0], world[:, 2], -world[:, 1]], axis=-1) / SCALE
-
-
-def steps(action):
-    return sorted((m.frame, m.name) for m in action.pose_markers if m.name.startswith("FootDown"))
+    return np.stack([world[:, 0], world[:, 2], -world[:, 1]], axis=-1) / scale
 
 
 def hips_played(obj, action, frames):
     """[n, 2] the hips' world floor position (meters) as Blender plays the action, frame by frame."""
-    stride_assign = bpy.context.scene
     obj.animation_data.action = action
-    out = np.empty((len(frames), 2))
-    for i, f in enumerate(frames):
-        stride_assign.frame_set(int(f))
-        out[i] = (obj.matrix_world @ obj.pose.bones["Hips"].matrix).translation[:2]
-    return out
+    return (np.array(obj.matrix_world) @ played(obj, frames, ["Hips"])[:, 0])[:, :2, 3]
 
 
 def to_polyline(points, line):
@@ -138,7 +132,7 @@ def test_a_bezier_circle_on_a_turned_scaled_object_is_walked_as_the_core_walks_i
     speeds = blendspace.gait_speeds(takes())
     want = path.follow(takes(), in_clip_space(world), float(speeds.min()), fps=120.0, lock_feet=True)
     assert_same_motion(stride.bridge.action_to_clip(obj, action), want)
-    marks = steps(action)
+    marks = steps_of(action)
     assert marks == sorted((10 + round(t * 120), k) for k, v in want.events.items() for t in v)
     # From the current frame: the keys, and a left touchdown first (phase 0 of the gaits).
     assert tuple(action.frame_range) == (10.0, 10.0 + want.n_frames - 1)
@@ -152,12 +146,11 @@ def test_a_bezier_circle_on_a_turned_scaled_object_is_walked_as_the_core_walks_i
     # The whole way round, back where it started.
     assert np.linalg.norm(hips[-1] - world[-1, :2]) < 0.3
     # The Speed it walked at, keyed beside the bones.
-    fc = next(c for c in stride.compat.fcurves(action, stride.compat.action_slot(action, obj))
-              if c.data_path == "stride.speed")
+    fc = speed_fcurve(stride, obj, action)
     np.testing.assert_allclose(stride.compat.read_keys(fc)[:, 1], float(speeds.min()), rtol=1e-6)
 
 
-def played_speeds(obj, action, fc, first):
+def played_speeds(obj, action, fc):
     """Per cycle (from each FootDown_L marker of the action to the next), as Blender plays it: the
     hips' travel over the floor over the cycle's time, and the keyed Speed (`fc` as Blender
     evaluates it) averaged over the same span; m/s."""
@@ -165,12 +158,9 @@ def played_speeds(obj, action, fc, first):
     frames = np.arange(lefts[0], lefts[-1] + 1)
     hips = hips_played(obj, action, frames)
     target = np.array([fc.evaluate(float(f)) for f in frames])
-    out = []
-    for a, b in itertools.pairwise(lefts):
-        i, j = a - lefts[0], b - lefts[0]
-        travel = np.linalg.norm(hips[j] - hips[i])
-        out.append((travel * 120.0 / (j - i), (target[i:j].sum() + target[i + 1:j + 1].sum()) / 2 / (j - i)))
-    return np.array(out)
+    scene = bpy.context.scene
+    fps = scene.render.fps / scene.render.fps_base
+    return blender_fixtures.speeds_per_cycle(hips, target, np.subtract(lefts, lefts[0]), fps)
 
 
 def test_the_armatures_keyed_speed_is_walked_along_a_nurbs_path(scene, stride):
@@ -200,13 +190,12 @@ def test_the_armatures_keyed_speed_is_walked_along_a_nurbs_path(scene, stride):
     speed = stride.recipes.path.speed_along((frames - 1) / 120.0, keyed, length, within)
     want = path.follow(takes(), points, speed, fps=120.0, lock_feet=True)
     assert_same_motion(stride.bridge.action_to_clip(obj, action), want)
-    per_cycle = played_speeds(obj, action, fc, 1)
+    per_cycle = played_speeds(obj, action, fc)
     assert len(per_cycle) >= 8 and np.ptp(per_cycle[:, 1]) > 0.8
     err = np.abs(per_cycle[:, 0] / per_cycle[:, 1] - 1.0)
     assert err.max() <= 0.03, per_cycle
     # The keyed curve goes with the result, as Bake Blend Space's does.
-    copied = next(c for c in stride.compat.fcurves(action, stride.compat.action_slot(action, obj))
-                  if c.data_path == "stride.speed")
+    copied = speed_fcurve(stride, obj, action)
     np.testing.assert_array_equal(stride.compat.read_keys(copied), stride.compat.read_keys(fc))
 
 
@@ -218,14 +207,14 @@ def test_the_bake_survives_saving_and_undo_leaves_the_scene_as_before(scene, str
     options = stride.options.FollowPathOptions(target=ring.name, speed=1.5)
     action, walked = stride.jobs.follow_path(obj, options=options, progress=seen.append)
     assert seen[0] == 0.0 and 0.9 < seen[-1] <= 1.0 and all(b >= a for a, b in itertools.pairwise(seen))
-    name, marks = action.name, steps(action)
+    name, marks = action.name, steps_of(action)
     assert len(marks) == sum(len(v) for k, v in walked.clip.events.items() if k.startswith("FootDown"))
     stride.compat.assign(obj, bpy.data.actions["02_01"])  # the armature plays a take again
     path_ = tmp_path / "walked.blend"
     assert bpy.ops.wm.save_as_mainfile(filepath=str(path_)) == {"FINISHED"}
     bpy.ops.wm.open_mainfile(filepath=str(path_))
     assert name in bpy.data.actions and bpy.data.actions[name].use_fake_user
-    assert steps(bpy.data.actions[name]) == marks
+    assert steps_of(bpy.data.actions[name]) == marks
     # Undo: the operator with undo on, then back to the step before it.
     obj = bpy.data.objects["02_01"]
     bpy.context.view_layer.objects.active = obj
@@ -351,7 +340,7 @@ def test_cli_follow_path_walks_a_line_into_a_blend(scene, stride, tmp_path, caps
     floor = stride.recipes.path.start_floor(takes()[0])
     want = path.follow(takes(), floor.place(stride.recipes.path.line_xy(8.0)), 2.0)
     assert_same_motion(stride.bridge.action_to_clip(obj, action), want)
-    assert len(steps(action)) == sum(len(v) for v in want.events.values())
+    assert len(steps_of(action)) == sum(len(v) for v in want.events.values())
     assert want.duration == pytest.approx(4.0, rel=0.03)
     track = floor_track(want, floor)
     smooth = moving_average(track, cycle_frames(want))
@@ -377,21 +366,9 @@ def test_cli_follow_path_errors_name_the_file_line_and_flag(scene, stride, tmp_p
 
 
 def test_the_walk_along_path_panel_lays_out_the_bake(scene, stride):
-    from test_blendspace import Layout
-
-    class Searching(Layout):
-        def prop_search(self, data, name, search_data, search_name, **kwargs):
-            assert name in data.bl_rna.properties and search_name in search_data.bl_rna.properties, name
-            self.said.append(("prop", name))
-
-        def _sub(self, *args, **kwargs):
-            return Searching(self.said)
-
-        row = column = box = _sub
-
     obj = gaits(stride)
     said: list = []
-    panel = type("Panel", (), {"layout": Searching(said)})()
+    panel = type("Panel", (), {"layout": Layout(said)})()
     for mode in ("CONSTANT", "CURVE"):
         scene.stride.path_speed_mode = mode
         stride.panels.VIEW3D_PT_stride_path.draw(panel, bpy.context)
@@ -466,9 +443,9 @@ def test_a_keyed_empty_is_followed_in_time(scene, stride):
     world = np.array(played)
     want = path.follow_target(takes(), (frames - 1) / 120.0, in_clip_space(world), fps=120.0)
     assert_same_motion(stride.bridge.action_to_clip(obj, action), want)
-    assert steps(action) == sorted((1 + round(t * 120), k) for k, v in want.events.items() for t in v)
+    assert steps_of(action) == sorted((1 + round(t * 120), k) for k, v in want.events.items() for t in v)
     hips = hips_played(obj, action, frames[:want.n_frames])
-    lefts = [f for f, n in steps(action) if n == "FootDown_L"]
+    lefts = [f for f, n in steps_of(action) if n == "FootDown_L"]
     cycle = np.median(np.diff(lefts))
     smooth_hips, smooth_target = moving_average(hips, cycle), moving_average(world[:len(hips), :2], cycle)
     half = int(cycle) // 2
@@ -504,7 +481,7 @@ def test_an_idle_action_starts_and_ends_the_walk_standing(scene, stride, tmp_pat
     assert bpy.ops.stride.follow_path(target=road.name, idle_action="idle", speed=1.4) == {"FINISHED"}
     action = walk.animation_data.action
     world = stride.jobs.curve_points(road)
-    points = np.stack([world[:, 0], world[:, 2], -world[:, 1]], axis=-1) / 0.01  # BVH cm, by hand
+    points = in_clip_space(world, 0.01)  # BVH cm
     gaits_ = [bvh.load(walk_file), bvh.load(run_file)]
     want = path.follow(gaits_, points, 1.4, fps=30.0, idle=bvh.load(idle_file))
     assert_same_motion(stride.bridge.action_to_clip(walk, action), want)

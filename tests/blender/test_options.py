@@ -199,6 +199,8 @@ FOOTSTEPS, EVENTS, DECODE, LOCK = "FootstepOptions", "EventOptions", "DecodeOpti
 TRANSITION, NLA, SYNC = "TransitionOptions", "NlaBakeOptions", "SyncOptions"
 ROOT, ENGINE, BLEND = "RootMotionOptions", "EngineExportOptions", "BlendSpaceOptions"
 PATH = "FollowPathOptions"
+# The options classes of the commands the sidebar runs.
+SIDEBAR_CLASSES = (FOOTSTEPS, EVENTS, DECODE, LOCK, TRANSITION, NLA, SYNC, ROOT, ENGINE, BLEND, PATH)
 SIDEBAR = {
     "action": [(FOOTSTEPS, "action"), (EVENTS, "action"), (DECODE, "action"), (LOCK, "action"),
                (ROOT, "action")],
@@ -249,7 +251,7 @@ def test_sidebar_settings_are_options_fields_and_hold_every_option(scene, stride
             assert (other.default, other.metadata) == (first.default, first.metadata), (name, other_cls)
     # Every option of every command the sidebar runs is one of its settings.
     covered = {pair for pairs in SIDEBAR.values() for pair in pairs}
-    for cls_name in (FOOTSTEPS, EVENTS, DECODE, LOCK, TRANSITION, NLA, SYNC, ROOT, ENGINE, BLEND, PATH):
+    for cls_name in SIDEBAR_CLASSES:
         for f in dataclasses.fields(getattr(stride.options, cls_name)):
             assert (cls_name, f.name) in covered, (cls_name, f.name)
 
@@ -273,7 +275,7 @@ def test_sidebar_settings_reach_the_operator_buttons(scene, stride):
     for name, prop in props.items():
         if name != "weight_mode":  # its Curve keys a curve; the value is what matters here
             setattr(settings, name, other_value(prop))
-    for cls_name in (FOOTSTEPS, EVENTS, DECODE, LOCK, TRANSITION, NLA, SYNC, ROOT, ENGINE, BLEND, PATH):
+    for cls_name in SIDEBAR_CLASSES:
         op = types.SimpleNamespace()
         stride.panels.fill_operator(op, settings, getattr(stride.options, cls_name))
         for name, fed in SIDEBAR.items():

@@ -16,6 +16,7 @@ is `Clip.body`'s import of the body map (core/clip.py says why where it stands).
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -56,16 +57,18 @@ def resolve(importer: str, level: int, module: str | None) -> str | None:
         name = module or ""
         if importer.startswith("bench.") and f"bench.{name}" in MODULES:
             return f"bench.{name}"  # bench scripts import each other from bench/ on the path
-        if importer.startswith("blender_addon.") and name.split(".")[0] == "core":
-            return name  # the link to core/
-        return name if name.split(".")[0] in SCANNED or name in ("samples", "bench") else None
+        return name if name.split(".")[0] in SCANNED else None
     base = importer.split(".")
     if not is_package(importer):
         base = base[:-1]
     base = base[: len(base) - (level - 1)]
-    if base and base[:2] == ["blender_addon", "core"]:
-        base = ["core", *base[2:]]
     return ".".join(base + ([module] if module else []))
+
+
+@functools.cache
+def parse(path: Path) -> ast.Module:
+    """A file's syntax tree, read once per run (each rule walks it)."""
+    return ast.parse(path.read_text())
 
 
 def normalize(name: str) -> str:
@@ -105,7 +108,7 @@ def imports(name: str, run_as_script: bool = True
     """(node, imported module, imported name or None, enclosing function) for each import of a
     repo module in module `name`, TYPE_CHECKING blocks left out (and `if __name__ == "__main__":`
     blocks unless run_as_script: run so, the file is module __main__, not `name`)."""
-    tree = ast.parse(MODULES[name].read_text())
+    tree = parse(MODULES[name])
     skip = guarded_blocks(tree, "TYPE_CHECKING")
     if not run_as_script:
         skip |= guarded_blocks(tree, "__name__ == '__main__'")
@@ -163,7 +166,7 @@ def private_reads(name: str) -> list[str]:
                 continue  # a module named with an underscore (bench/_bench.py), imported as such
             found.append(f"line {node.lineno}: from {target} import {imported}")
     bound = module_aliases(name)
-    for expr in ast.walk(ast.parse(MODULES[name].read_text())):
+    for expr in ast.walk(parse(MODULES[name])):
         if isinstance(expr, ast.Attribute) and private(expr.attr):
             owner = attribute_module(expr.value, bound)
             if owner is not None and owner != name and f"{owner}.{expr.attr}" not in MODULES:
@@ -252,8 +255,9 @@ def test_no_import_cycles(layer):
 
 def test_the_cycle_scan_counts_imports_inside_functions():
     # Clip.body imports the body map inside the property: without its allowance, a cycle.
-    assert "core.body" in import_graph(("core",), allowed=set())["core.clip"]
-    assert any({"core.clip", "core.body"} <= set(c) for c in cycles(import_graph(("core",), allowed=set())))
+    graph = import_graph(("core",), allowed=set())
+    assert "core.body" in graph["core.clip"]
+    assert any({"core.clip", "core.body"} <= set(c) for c in cycles(graph))
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 

@@ -11,11 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fixtures import cmu_path
+from fixtures import ROOT, cmu_path
 
 from core import axes, bvh, contacts, dataset, events, pack, quat, resample, root
-
-ROOT = Path(__file__).resolve().parents[2]
 
 TAKES = ["02_03", "09_01", "02_02", "02_01"]  # one hierarchy; subjects 02 and 09
 N, K = 40, 25

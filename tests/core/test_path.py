@@ -106,14 +106,21 @@ class Measured(NamedTuple):
     warned: list[str]
 
 
+def clock(c: Case, road: PC.Polyline) -> tuple[np.ndarray, np.ndarray]:
+    """(distances [20001] m along the road, the seconds the case's speed takes to reach each): the
+    time asked, by trapezoids of 1 / speed."""
+    dense = np.linspace(0.0, road.arc[-1], 20001)
+    v = c.requested(dense)
+    return dense, np.concatenate([[0.0], np.cumsum(np.diff(dense) * 0.5 * (1.0 / v[1:] + 1.0 / v[:-1]))])
+
+
 def measure(out: Clip, c: Case, loops: list[Clip], warned: list[str]) -> Measured:
     up, mpu, fps = out.up, out.meters_per_unit, out.fps
     world = world_positions(out)
     road = PC.polyline(c.points, up, mpu)
     hips = PC.hips_floor(out, world, out.names.index("Hips"))
-    mats, pos = world_frames(out)
-    feet = {side: foot_points(out, side, mats, pos) for side in ("L", "R")}
-    reference = PC.planted(out)
+    world_m = world_frames(out)
+    reference = PC.planted(out, world_m)
     cycle = PC.cycle_frames(reference, out.n_frames)
     smooth_hips = PC.moving_average(hips, cycle)
     # The path smoothed alike: its points where the hips are, frame by frame.
@@ -128,9 +135,7 @@ def measure(out: Clip, c: Case, loops: list[Clip], warned: list[str]) -> Measure
     s, _ = PC.track(road, smooth_hips[ok])
     t = np.flatnonzero(ok) / fps
     assert np.all(np.diff(s) > 0), "the smoothed hips go back along the path"
-    dense = np.linspace(0.0, road.arc[-1], 20001)
-    v = c.requested(dense)
-    asked = np.concatenate([[0.0], np.cumsum(np.diff(dense) * 0.5 * (1.0 / v[1:] + 1.0 / v[:-1]))])
+    dense, asked = clock(c, road)
     marks = np.arange(math.ceil(s[0] / SPAN_M) * SPAN_M, s[-1] + 1e-9, SPAN_M)
     spans = np.diff(np.interp(marks, s, t)) / np.diff(np.interp(marks, dense, asked)) - 1.0
     whole = out.duration / asked[-1] - 1.0
@@ -138,23 +143,38 @@ def measure(out: Clip, c: Case, loops: list[Clip], warned: list[str]) -> Measure
     face = PC.moving_average(PC.facing(world, legs(out.names), up), cycle)[ok]
     direction = np.gradient(smooth_road[ok], axis=0)
     facing = np.degrees(np.abs(wrap(PC.angle_on_floor(face, up) - PC.angle_on_floor(direction, up))))
-    # Feet: over the reference contacts (the foot down and slow).
-    slips, skating, windows = [], 0, 0
-    for side in ("L", "R"):
-        got = PC.slips_and_skating(feet[side], reference[side], up, fps)
-        slips.append(got[0])
-        skating += got[1]
-        windows += got[2]
-    leg_map = legs(out.names)
-    straightest = min(PC.knees_straightest(knees(g, legs(g.names))) for g in loops)
-    past = math.degrees(straightest - PC.knees_straightest(knees(out, leg_map, world)))
-    angular = metrics.peak_angular_speed(out) / max(metrics.peak_angular_speed(g) for g in loops)
+    slips, skating = feet_slips(out, world_m, reference)
+    past, angular = knees_and_turns(out, world, loops)
     # Accelerations against the gaits' own, each played on for 4 s (a loop's sync blend with
     # itself at weight 0 plays that loop).
     gaits_peak = np.max([peak_accelerations(sync.sync_blend(g, g, 0.0, 4.0)) for g in loops], axis=0)
     accel = peak_accelerations(out, world) / gaits_peak
-    return Measured(out, lateral, spans, whole, facing, np.concatenate(slips), skating / max(windows, 1),
-                    past, angular, accel, warned)
+    return Measured(out, lateral, spans, whole, facing, slips, skating, past, angular, accel, warned)
+
+
+def feet_slips(out: Clip, world_m: tuple[np.ndarray, np.ndarray] | None = None,
+               reference: dict[str, np.ndarray] | None = None) -> tuple[np.ndarray, float]:
+    """(pivot slips [contacts] m, the share of windows skating) of both feet over their reference
+    contacts, the foot down and slow (path_checks.slips_and_skating); `world_m`: motion_checks'
+    world frames of `out` and `reference`: its path_checks.planted, when the caller has them."""
+    mats, pos = world_frames(out) if world_m is None else world_m
+    reference = PC.planted(out, (mats, pos)) if reference is None else reference
+    slips, skating, windows = [], 0, 0
+    for side in ("L", "R"):
+        got = PC.slips_and_skating(foot_points(out, side, mats, pos), reference[side], out.up, out.fps)
+        slips.append(got[0])
+        skating += got[1]
+        windows += got[2]
+    return np.concatenate(slips), skating / max(windows, 1)
+
+
+def knees_and_turns(out: Clip, world: np.ndarray, sources: list[Clip]) -> tuple[float, float]:
+    """(degrees the knees pass the sources' straightest by (negative: within), the peak angular
+    speed over the sources' peak); `world`: `out`'s world_positions."""
+    straightest = min(PC.knees_straightest(knees(g, legs(g.names))) for g in sources)
+    past = math.degrees(straightest - PC.knees_straightest(knees(out, legs(out.names), world)))
+    angular = metrics.peak_angular_speed(out) / max(metrics.peak_angular_speed(g) for g in sources)
+    return past, angular
 
 
 def peak_accelerations(clip: Clip, world: np.ndarray | None = None) -> np.ndarray:
@@ -245,7 +265,7 @@ def test_planted_feet_keep_their_heading_as_the_body_turns_over_them(gaits, key)
     for lock, low, high in ((True, 0.0, body / 3.0), (False, 0.8 * body, 1.2 * body)):
         out = path.follow(gaits[key], c.points, c.speed, lock_feet=lock)
         mats, pos = world_frames(out)
-        reference = PC.planted(out)
+        reference = PC.planted(out, (mats, pos))
         rates = np.degrees(np.concatenate([
             PC.foot_turn_rates(foot_points(out, side, mats, pos), reference[side], out.up, out.fps)
             for side in ("L", "R")]))
@@ -319,10 +339,7 @@ def test_a_turn_tighter_than_the_speed_allows_warns_naming_the_distance(gaits, k
     assert "radius of" in message and "slow to" in message
     # It still goes round, at the speed asked, feet planted.
     assert out.duration == pytest.approx(math.pi / run, rel=0.05)
-    mats, pos = world_frames(out)
-    reference = PC.planted(out)
-    slips = np.concatenate([PC.slips_and_skating(foot_points(out, side, mats, pos), reference[side], out.up,
-                                                 out.fps)[0] for side in ("L", "R")])
+    slips, _ = feet_slips(out)
     assert len(slips) >= 2 and slips.max() < SLIP_MAX_M, slips
 
 
@@ -544,24 +561,13 @@ def test_with_an_idle_it_starts_standing_and_comes_to_rest_on_the_paths_end(star
 def test_with_an_idle_the_start_and_stop_do_not_pop_and_feet_hold(started, gaits, idle, name):
     s = started(name)
     out, loops = s.out, gaits["bandai"]
-    sources = [*loops, idle]
-    angular = metrics.peak_angular_speed(out) / max(metrics.peak_angular_speed(g) for g in sources)
+    past, angular = knees_and_turns(out, s.world, [*loops, idle])
     assert angular <= ANGULAR, angular
-    straightest = min(PC.knees_straightest(knees(g, legs(g.names))) for g in sources)
-    past = math.degrees(straightest - PC.knees_straightest(knees(out, legs(out.names), s.world)))
     assert past <= KNEE_DEG, past
-    mats, pos = world_frames(out)
-    reference = PC.planted(out)
-    slips, skating, windows = [], 0, 0
-    for side in ("L", "R"):
-        got = PC.slips_and_skating(foot_points(out, side, mats, pos), reference[side], out.up, out.fps)
-        slips.append(got[0])
-        skating += got[1]
-        windows += got[2]
-    slip = np.concatenate(slips)
+    slip, skating = feet_slips(out)
     p95 = np.percentile(slip, 95)
     assert p95 < SLIP_P95_M and slip.max() < SLIP_MAX_M, (p95, slip.max())
-    assert skating / max(windows, 1) < SKATING
+    assert skating < SKATING
     # Accelerations against the gaits' own and the idle's.
     own = np.max([*(peak_accelerations(sync.sync_blend(g, g, 0.0, 4.0)) for g in loops),
                   peak_accelerations(idle)], axis=0)
@@ -614,12 +620,24 @@ def target_case(name: str, loops: list[Clip]) -> Case:
 def timed(c: Case, up: np.ndarray, mpu: float, rate: float = 30.0) -> tuple[np.ndarray, np.ndarray]:
     """(times [T] s, positions [T, 3] file units): the case's path walked at its speed, sampled."""
     road = PC.polyline(c.points, up, mpu)
-    dense = np.linspace(0.0, road.arc[-1], 20001)
-    v = c.requested(dense)
-    clock = np.concatenate([[0.0], np.cumsum(np.diff(dense) * 0.5 * (1.0 / v[1:] + 1.0 / v[:-1]))])
-    times = np.arange(0.0, clock[-1], 1.0 / rate)
-    s = np.interp(times, clock, dense)
+    dense, asked = clock(c, road)
+    times = np.arange(0.0, asked[-1], 1.0 / rate)
+    s = np.interp(times, asked, dense)
     return times, np.stack([np.interp(s, road.arc, road.points[:, k]) for k in range(3)], axis=-1) / mpu
+
+
+def apart_from_target(out: Clip, hips: np.ndarray, times: np.ndarray, positions: np.ndarray,
+                      reference: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(t [T] s, meters [T]): the hips' floor path [T, 3] (meters) and the target's (`positions` [n, 3]
+    in `out`'s units at `times`, linear between), both averaged over the local gait cycle (from the
+    `reference` contacts' touchdowns), apart frame by frame; NaN where the cycle's window leaves
+    the clip."""
+    up = out.up
+    t = np.arange(out.n_frames) / out.fps
+    target = np.stack([np.interp(t, times, positions[:, k]) for k in range(3)], axis=-1) * out.meters_per_unit
+    target -= np.outer(target @ up, up)
+    cycle = PC.cycle_frames(reference, out.n_frames)
+    return t, np.linalg.norm(PC.moving_average(hips, cycle) - PC.moving_average(target, cycle), axis=-1)
 
 
 TARGETS = [(key, name) for key in SETS for name in ("ramp", "S-curve", "figure eight")]
@@ -639,11 +657,7 @@ def test_a_timed_target_is_followed_in_time_feet_planted(gaits, key, name):
     # The hips and the target, both averaged over the local gait cycle, frame by frame.
     world = world_positions(out)
     hips = PC.hips_floor(out, world, out.names.index("Hips"))
-    t = np.arange(out.n_frames) / out.fps
-    target = np.stack([np.interp(t, times, positions[:, k]) for k in range(3)], axis=-1) * mpu
-    target -= np.outer(target @ up, up)
-    cycle = PC.cycle_frames(PC.planted(out), out.n_frames)
-    apart = np.linalg.norm(PC.moving_average(hips, cycle) - PC.moving_average(target, cycle), axis=-1)
+    t, apart = apart_from_target(out, hips, times, positions, PC.planted(out))
     judged = np.isfinite(apart) & (t >= TARGET_FROM_S)
     assert judged.sum() > 0.5 * out.n_frames and apart[judged].max() <= TARGET_M, apart[judged].max()
     # And every measure of part 1 along its path.
@@ -696,26 +710,21 @@ def test_a_target_with_an_idle_starts_and_ends_standing_and_keeps_time(gaits, id
         out = path.follow_target(loops, times, positions, idle=idle)
     switches = out.events["Transition"]
     assert len(switches) == 2 and 0.5 < switches[0] < 1.5, switches
-    own, speed, half = hips_speed(idle).max(), hips_speed(out), round(0.5 * out.fps)
-    assert speed[:half].max() <= own + STILL_MPS and speed[-half:].max() <= own + STILL_MPS
     world = world_positions(out)
+    own, speed, half = hips_speed(idle).max(), hips_speed(out, world), round(0.5 * out.fps)
+    assert speed[:half].max() <= own + STILL_MPS and speed[-half:].max() <= own + STILL_MPS
     hips = PC.hips_floor(out, world, out.names.index("Hips"))
     end = (positions[-1] - up * (positions[-1] @ up)) * mpu
     assert np.linalg.norm(hips[round((switches[-1] + 1.0) * out.fps):] - end, axis=-1).max() <= END_M
     # In time with the target from 2 s after the start's switch to 1.5 s before the target arrives
     # (the character slows over its last step to stop on the end; the target arrives at speed).
-    t = np.arange(out.n_frames) / out.fps
-    target = np.stack([np.interp(t, times, positions[:, k]) for k in range(3)], axis=-1) * mpu
-    target -= np.outer(target @ up, up)
-    cycle = PC.cycle_frames(PC.planted(out), out.n_frames)
-    apart = np.linalg.norm(PC.moving_average(hips, cycle) - PC.moving_average(target, cycle), axis=-1)
+    world_m = world_frames(out)
+    reference = PC.planted(out, world_m)
+    t, apart = apart_from_target(out, hips, times, positions, reference)
     judged = np.isfinite(apart) & (t >= switches[0] + 2.0) & (t <= track[-1] + 1.5 - 1.5)
     assert judged.sum() > 0.5 * out.n_frames and apart[judged].max() <= TARGET_M, apart[judged].max()
     # Feet and knees as everywhere.
-    mats, pos = world_frames(out)
-    reference = PC.planted(out)
-    slips = np.concatenate([PC.slips_and_skating(foot_points(out, side, mats, pos), reference[side], out.up,
-                                                 out.fps)[0] for side in ("L", "R")])
+    slips, _ = feet_slips(out, world_m, reference)
     assert np.percentile(slips, 95) < SLIP_P95_M and slips.max() < SLIP_MAX_M, slips.max()
     angular = metrics.peak_angular_speed(out) / max(metrics.peak_angular_speed(g) for g in [*loops, idle])
     assert angular <= ANGULAR, angular
@@ -738,7 +747,7 @@ def test_bad_targets_are_refused(gaits):
         path.follow_target(loops, np.arange(6.0), np.outer(np.arange(6.0), up))
 
 
-def test_a_target_and_an_idle_in_another_convention_are_the_same_motion(takes):
+def test_a_target_and_an_idle_in_another_convention_are_the_same_motion(takes, idle):
     """Z-up, centimetres, Unreal names: the gaits, the idle and the target all written so, the same
     world motion from follow_target with and without the idle, and from follow with it."""
     loops = takes["bandai"]
@@ -746,20 +755,18 @@ def test_a_target_and_an_idle_in_another_convention_are_the_same_motion(takes):
     c = target_case("S-curve", cut)
     up, mpu = cut[0].up, cut[0].meters_per_unit
     times, positions = timed(c, up, mpu)
-    bow = bvh.load(take_path(IDLE_TAKE))
-    still = bow[:round(IDLE_SECONDS * bow.fps) + 1]
     turn = quat.from_matrix(np.array([[1.0, 0, 0], [0, 0, -1], [0, 1, 0]]))  # Y-up to Z-up
     factor = mpu / 0.01
     other = [_convention(t, factor, "unreal") for t in loops]
-    other_still = _convention(still, factor, "unreal")
+    other_idle = _convention(idle, factor, "unreal")
     moved = quat.mul_vec(turn, positions) * factor
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         pairs = [(path.follow_target(loops, times, positions), path.follow_target(other, times, moved)),
-                 (path.follow_target(loops, times, positions, idle=still),
-                  path.follow_target(other, times, moved, idle=other_still)),
-                 (path.follow(loops, c.points, 2.0, idle=still),
-                  path.follow(other, quat.mul_vec(turn, c.points) * factor, 2.0, idle=other_still))]
+                 (path.follow_target(loops, times, positions, idle=idle),
+                  path.follow_target(other, times, moved, idle=other_idle)),
+                 (path.follow(loops, c.points, 2.0, idle=idle),
+                  path.follow(other, quat.mul_vec(turn, c.points) * factor, 2.0, idle=other_idle))]
     for base, got in pairs:
         assert got.n_frames == base.n_frames
         base_world = world_positions(base) * base.meters_per_unit
@@ -783,8 +790,9 @@ def test_an_idle_at_another_rate_than_the_output_is_played_at_the_outputs(gaits,
     c = case("line", loops)
     out = path.follow(loops, c.points, c.speed, idle=idle, fps=24.0)
     assert out.fps == 24.0
-    own, speed, half = hips_speed(idle).max(), hips_speed(out), round(0.5 * out.fps)
+    world = world_positions(out)
+    own, speed, half = hips_speed(idle).max(), hips_speed(out, world), round(0.5 * out.fps)
     assert speed[:half].max() <= own + STILL_MPS and speed[-half:].max() <= own + STILL_MPS
     road = PC.polyline(c.points, out.up, out.meters_per_unit)
-    hips = PC.hips_floor(out, world_positions(out), out.names.index("Hips"))
+    hips = PC.hips_floor(out, world, out.names.index("Hips"))
     assert np.linalg.norm(hips[-1] - road.points[-1]) <= END_M

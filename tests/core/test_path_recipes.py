@@ -44,9 +44,9 @@ def jog() -> Clip:
 # -- path files ---------------------------------------------------------------------------------
 
 
-def write(tmp_path, text: str, name: str = "path.csv", encoding: str = "utf-8"):
-    file = tmp_path / name
-    file.write_text(text, encoding=encoding)
+def write(tmp_path, text: str):
+    file = tmp_path / "path.csv"
+    file.write_text(text, encoding="utf-8")
     return file
 
 
