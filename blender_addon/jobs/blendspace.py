@@ -112,6 +112,22 @@ def gaits_from_selected(obj: Any, selected: Iterable[Any]) -> tuple[list[str], l
     return added, already, skipped
 
 
+def read_on(obj: Any, reader: Any, action: Any, source: str = "AUTO") -> Clip:
+    """`action` as a clip for a bake on `obj`, read on `reader` (`obj`, or the armature that plays
+    it) from `source`, on the feet chosen on `obj` where they are chosen (the Rig panel)."""
+    clip, _ = bridge.read_action(reader, action, source=source)
+    return clip if reader is obj else bridge.with_feet(obj, clip)
+
+
+def check_plays(obj: Any, clip: Clip, what: str) -> None:
+    """A clip read on another armature (`read_on`) plays on `obj`, which the bake is written on:
+    its joints are bones of `obj` under the same parents (JobError: `what` cannot play there)."""
+    try:
+        bridge.check_bones(obj, clip)
+    except bridge.BridgeError as exc:
+        raise JobError(f"{what} cannot play on {obj.name!r}: {exc}") from None
+
+
 def read_gait(obj: Any, index: int, source: str = "AUTO") -> Clip:
     """Gait `index` of the armature as a clip, read on its armature (`gait_armature`) from `source`,
     on the feet chosen on `obj` where they are chosen (the Rig panel)."""
@@ -119,11 +135,7 @@ def read_gait(obj: Any, index: int, source: str = "AUTO") -> Clip:
     if gait.action is None:
         raise JobError(f"gait {index + 1} of {obj.name!r} has no action: choose one in the Gaits list, or "
                        "remove it")
-    reader = gait_armature(obj, gait)
-    clip, _ = bridge.read_action(reader, gait.action, source=source)
-    if reader is not obj and bridge.chosen_feet(obj) is not None:
-        clip = bridge.with_feet(obj, clip)
-    return clip
+    return read_on(obj, gait_armature(obj, gait), gait.action, source)
 
 
 def gait_clips(obj: Any, options: BlendSpaceOptions | FollowPathOptions,
@@ -139,10 +151,7 @@ def gait_clips(obj: Any, options: BlendSpaceOptions | FollowPathOptions,
         if gait_armature(obj, gait) is obj:
             bridge.check_skeleton(obj, gait.action, options.allow_mismatch)
         else:
-            try:
-                bridge.check_bones(obj, clip)
-            except bridge.BridgeError as exc:
-                raise JobError(f"gait {clip.name!r} cannot play on {obj.name!r}: {exc}") from None
+            check_plays(obj, clip, f"gait {clip.name!r}")
         clips.append(clip)
     return clips
 

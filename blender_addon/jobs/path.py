@@ -32,7 +32,7 @@ from ..recipes.path import (
     walked_name,
 )
 from ..timing import Timing
-from .blendspace import gait_clips, gait_names, key_speed, speed_curve, unkeyed_speed
+from .blendspace import check_plays, gait_clips, gait_names, key_speed, read_on, speed_curve, unkeyed_speed
 from .results import write_result
 
 # Meters between the points a curve is sampled at (a chord of 2 cm strays 0.03 mm from a circle of
@@ -228,15 +228,9 @@ def idle_clip(obj: Any, options: FollowPathOptions) -> Clip | None:
                and o.animation_data is not None and o.animation_data.action == action]
     if not players:
         bridge.check_skeleton(obj, action, options.allow_mismatch)
-        clip, _ = bridge.read_action(obj, action, source=options.source)
-        return clip
-    clip, _ = bridge.read_action(players[0], action, source=options.source)
-    if bridge.chosen_feet(obj) is not None:
-        clip = bridge.with_feet(obj, clip)
-    try:
-        bridge.check_bones(obj, clip)
-    except bridge.BridgeError as exc:
-        raise JobError(f"the Idle {action.name!r} cannot play on {obj.name!r}: {exc}") from None
+        return read_on(obj, obj, action, options.source)
+    clip = read_on(obj, players[0], action, options.source)
+    check_plays(obj, clip, f"the Idle {action.name!r}")
     return clip
 
 
