@@ -6,7 +6,6 @@ and baking again from it bakes the same speed."""
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import bridge, carry, compat
+from ..core import sync
 from ..core.clip import Clip
 from ..errors import BridgeWarning, JobError
 from ..options import BlendSpaceOptions, FollowPathOptions
@@ -188,12 +188,10 @@ def speed_keys(obj: Any, timing: Timing, duration: float) -> tuple[Keys, Any]:
     plays it from its active action: (keys, the F-curve read, or None when it is not keyed, then
     its value all along, said in a warning)."""
     action, fc = speed_curve(obj)
-    n = math.floor(duration * timing.fps + 1e-9) + 1
-    times = np.arange(n) / timing.fps
+    times = sync.output_times(duration, timing.fps)
     if fc is None:
         return (times[[0, -1]], np.full(2, unkeyed_speed(obj, action))), None
-    frames = timing.frame(times)
-    return (times, np.array([fc.evaluate(float(f)) for f in frames])), fc
+    return (times, bridge.curve_at(fc, timing, times)), fc
 
 
 def key_speed(obj: Any, action: Any, keys: Keys, timing: Timing, curve: Any = None) -> Any:

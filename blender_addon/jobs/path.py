@@ -176,8 +176,7 @@ def path_speed(obj: Any, options: FollowPathOptions, rows: list[GaitRow], timing
     # Long enough to cover the path at the slowest speed played.
     n = math.ceil(length / within[0] * timing.fps) + 2
     times = np.arange(n) / timing.fps
-    values = np.array([fc.evaluate(float(f)) for f in timing.frame(times)])
-    return Speed(speed_along(times, values, length, within), fc)
+    return Speed(speed_along(times, bridge.curve_at(fc, timing, times), length, within), fc)
 
 
 class Walked(NamedTuple):

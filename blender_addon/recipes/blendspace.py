@@ -172,8 +172,7 @@ def check_reach(rows: Sequence[GaitRow], keys: Keys, options: BlendSpaceOptions,
     settings round); JobError naming the target, when and the range where it leaves it, at the
     frames of `rate` a bake samples (`timing`: the frames it names)."""
     lo, hi = reach([r.speed for r in rows])
-    n = math.floor(float(options.duration) * rate + 1e-9) + 1
-    times = np.arange(n) / rate
+    times = sync.output_times(float(options.duration), rate)
     played = np.interp(times, *keys)
     tol = 1e-6 * hi
     bad = (played < lo - tol) | (played > hi + tol)
