@@ -72,7 +72,6 @@ from .blendspace import (
     add_gait,
     bake_blend_space,
     gait_armature,
-    gait_names,
     gaits_from_selected,
     key_speed,
     remove_gait,
@@ -103,6 +102,7 @@ from .scene import (
     NLA_TRACK,
     TWO_ACTIONS,
     find_armature,
+    gait_names,
     resolve_source,
     unmet,
 )

@@ -20,6 +20,7 @@ from ..options import BlendSpaceOptions, FollowPathOptions
 from ..recipes.blendspace import Baked, Keys, blend_space_clip, check_count, gait_loops, result_name
 from ..timing import Timing
 from .results import write_result
+from .scene import gait_names
 
 SPEED_PATH = "stride.speed"  # the F-curve path of the armature's Speed (rig.py)
 SPEED_GROUP = "Stride"
@@ -33,11 +34,6 @@ def gait_armature(obj: Any, gait: Any) -> Any:
     else `obj`, whose gaits they are."""
     other = gait.armature
     return other if other is not None and other.type == "ARMATURE" else obj
-
-
-def gait_names(obj: Any) -> list[str]:
-    """The names of the armature's gaits' actions, in the list's order ('?' where one has none)."""
-    return [g.action.name if g.action is not None else "?" for g in obj.stride.gaits]
 
 
 def add_gait(obj: Any, action: Any, armature: Any = None) -> Any:

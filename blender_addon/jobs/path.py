@@ -32,8 +32,9 @@ from ..recipes.path import (
     walked_name,
 )
 from ..timing import Timing
-from .blendspace import check_plays, gait_clips, gait_names, key_speed, read_on, speed_curve, unkeyed_speed
+from .blendspace import check_plays, gait_clips, key_speed, read_on, speed_curve, unkeyed_speed
 from .results import write_result
+from .scene import gait_names
 
 # Meters between the points a curve is sampled at (a chord of 2 cm strays 0.03 mm from a circle of
 # 1.5 m); a segment gets at least Blender's own resolution's points.
