@@ -17,7 +17,15 @@ from ..core import sync
 from ..core.clip import Clip
 from ..errors import BridgeWarning, JobError
 from ..options import BlendSpaceOptions, FollowPathOptions
-from ..recipes.blendspace import Baked, Keys, blend_space_clip, check_count, gait_loops, result_name
+from ..recipes.blendspace import (
+    Baked,
+    Keys,
+    blend_space_clip,
+    check_count,
+    gait_loops,
+    result_name,
+    slowest_gait,
+)
 from ..timing import Timing
 from .results import write_result
 from .scene import gait_names
@@ -219,7 +227,7 @@ def bake_blend_space(obj: Any, *, options: BlendSpaceOptions,
         keys, curve = speed_keys(obj, timing, float(options.duration))
     baked = blend_space_clip(loops, options=options, keys=keys, rate=timing.fps, timing=timing)
     actions = [g.action for g in obj.stride.gaits]
-    slowest = actions[int(np.argmin([r.speed for r in baked.rows]))]
+    slowest = actions[slowest_gait(baked.rows)]
     action = write_result(obj, baked.clip, result_name(baked.rows, options), timing, slowest, progress,
                           others=[a for a in actions if a != slowest])
     key_speed(obj, action, baked.keys, timing, curve)

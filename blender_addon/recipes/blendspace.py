@@ -123,8 +123,14 @@ def reach(speeds: Sequence[float]) -> tuple[float, float]:
     return lo * float(min(speeds)), hi * float(max(speeds))
 
 
-def _listed(rows: Sequence[GaitRow]) -> str:
+def listed_speeds(rows: Sequence[GaitRow]) -> str:
+    """The gaits and their speeds, slowest first ("'walk' 1.20, 'run' 3.10"; m/s)."""
     return ", ".join(f"{r.name!r} {r.speed:.2f}" for r in sorted(rows, key=lambda r: r.speed))
+
+
+def slowest_gait(rows: Sequence[GaitRow]) -> int:
+    """The index of the slowest gait's row (the first of equal speeds)."""
+    return int(np.argmin([r.speed for r in rows]))
 
 
 def target_keys(options: BlendSpaceOptions, keys: Keys | None = None, face: Face = UI) -> Keys:
@@ -186,8 +192,8 @@ def check_reach(rows: Sequence[GaitRow], keys: Keys, options: BlendSpaceOptions,
             what = _what(options, keys[0], ends, k, timing, face)
         slow, fast = blendspace.RATE_RANGE
         raise JobError(f"{what} is outside the speeds the gaits reach, {lo:.2f}-{hi:.2f} m/s "
-                       f"({_listed(rows)} m/s; {slow:g}x the slowest to {fast:g}x the fastest play that gait "
-                       "slower or faster)")
+                       f"({listed_speeds(rows)} m/s; {slow:g}x the slowest to {fast:g}x the fastest play "
+                       "that gait slower or faster)")
     return keys[0], np.clip(keys[1], lo, hi)
 
 
@@ -219,5 +225,4 @@ def blend_space_clip(loops: Sequence[Clip], *, options: BlendSpaceOptions, keys:
 
 def result_name(rows: Sequence[GaitRow], options: BlendSpaceOptions) -> str:
     """The baked action's name: the slowest gait's, the blend space and how its speed was given."""
-    slowest = min(rows, key=lambda r: r.speed).name
-    return f"{slowest} blend space ({options.speed_mode.lower()})"
+    return f"{rows[slowest_gait(rows)].name} blend space ({options.speed_mode.lower()})"
