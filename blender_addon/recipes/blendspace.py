@@ -14,8 +14,8 @@ import numpy as np
 
 from ..core import blendspace, sync
 from ..core.clip import POSITION_CHANNELS, Clip, SkeletonMismatch
-from ..errors import JobError
-from ..options import SPEED_MODES, BlendSpaceOptions
+from ..errors import JobError, chosen
+from ..options import BlendSpaceOptions
 from ..timing import Timing
 from ..wording import UI, Face
 from .transitions import check_lengths
@@ -136,10 +136,7 @@ def slowest_gait(rows: Sequence[GaitRow]) -> int:
 def target_keys(options: BlendSpaceOptions, keys: Keys | None = None, face: Face = UI) -> Keys:
     """The target speed over the bake as keys, linear between them: Speed for the whole duration,
     the ramp from Ramp From to Ramp To, or `keys` (a curve's)."""
-    mode = options.speed_mode.upper()
-    if mode not in SPEED_MODES:
-        raise JobError(f"{face.called(BlendSpaceOptions, 'speed_mode')} must be one of "
-                       f"{', '.join(SPEED_MODES)}, not {options.speed_mode!r}")
+    mode = chosen(options, "speed_mode", face)
     if not (math.isfinite(options.duration) and options.duration > 0.0):
         raise JobError(f"{face.called(BlendSpaceOptions, 'duration')} must be above 0 s, not "
                        f"{options.duration:g}")

@@ -21,8 +21,8 @@ import numpy as np
 
 from ..core import path, quat, root
 from ..core.clip import Clip
-from ..errors import JobError
-from ..options import AUTO_PATH_SPEED, PATH_SPEED_MODES, FollowPathOptions
+from ..errors import JobError, chosen
+from ..options import AUTO_PATH_SPEED, FollowPathOptions
 from ..timing import Timing
 from ..wording import UI, Face
 from .actions import Space
@@ -233,9 +233,7 @@ def check_any(names: Sequence[str], owner: str = "", face: Face = UI) -> None:
 
 def constant_speed(options: FollowPathOptions, speeds: Sequence[float], face: Face = UI) -> float:
     """The one speed along the path: Speed, or for Auto (0) the slowest gait's own."""
-    if options.speed_mode.upper() not in PATH_SPEED_MODES:
-        raise JobError(f"{face.called(FollowPathOptions, 'speed_mode')} must be one of "
-                       f"{', '.join(PATH_SPEED_MODES)}, not {options.speed_mode!r}")
+    chosen(options, "speed_mode", face)
     v = float(options.speed)
     if not (math.isfinite(v) and v >= 0.0):
         raise JobError(f"{face.called(FollowPathOptions, 'speed')} must be 0 (Auto) or above, not {v:g}")
