@@ -145,11 +145,6 @@ def find_target(obj: Any, options: FollowPathOptions, selected: Any = ()) -> Any
     return target
 
 
-def path_clips(obj: Any, options: FollowPathOptions) -> list[Clip]:
-    """The armature's gaits as clips (one or more; `blendspace.gait_clips`'s reads and checks)."""
-    return gait_clips(obj, options, check_any)
-
-
 def _length_m(points: np.ndarray, clip: Clip) -> float:
     floor = points - np.outer(points @ clip.up, clip.up)
     return float(np.linalg.norm(np.diff(floor, axis=0), axis=-1).sum()) * clip.meters_per_unit
@@ -241,7 +236,7 @@ def follow_path(obj: Any, *, options: FollowPathOptions, selected: Any = (),
     (from and into the Idle action when one is chosen), footstep markers at the touchdowns:
     (action, what was walked)."""
     target = find_target(obj, options, selected)
-    clips = path_clips(obj, options)
+    clips = gait_clips(obj, options, check_any)  # one gait or more
     loops = gait_loops(clips, allow=options.allow_mismatch)
     idle = idle_clip(obj, options)
     rows = gait_rows(loops)
