@@ -429,9 +429,8 @@ def _blend_space(args: argparse.Namespace) -> int:
         options = options_from(BlendSpaceOptions, args, speed_mode="CONSTANT")
     loops = jobs.gait_loops(clips, allow=options.allow_mismatch, face=CLI)
     baked = jobs.blend_space_clip(loops, options=options, keys=keys, face=CLI)
-    listed = ", ".join(f"{r.name!r} {r.speed:.2f}" for r in sorted(baked.rows, key=lambda r: r.speed))
-    print(f"stride: gaits at {listed} m/s")
-    slowest = int(np.argmin([r.speed for r in baked.rows]))
+    print(f"stride: gaits at {jobs.listed_speeds(baked.rows)} m/s")
+    slowest = jobs.slowest_gait(baked.rows)
 
     def key_speed(obj: Any, action: Any, timing: bridge.Timing) -> None:
         jobs.key_speed(obj, action, baked.keys, timing)
@@ -447,7 +446,7 @@ def _follow_path(args: argparse.Namespace) -> int:
     idle = _with_feet(args, bvh.load(options.idle_action)) if options.idle_action else None
     floor = jobs.start_floor(clips[0])
     rows = jobs.gait_rows(loops)
-    listed = ", ".join(f"{r.name!r} {r.speed:.2f}" for r in sorted(rows, key=lambda r: r.speed))
+    listed = jobs.listed_speeds(rows)
     if args.path:
         given = jobs.read_path_csv(args.path)
         along = Path(args.path).name

@@ -7,9 +7,11 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from typing import Any
 
 from . import wording
 from .core import bvh
+from .options import choice_values
 from .wording import UI, Face
 
 
@@ -27,6 +29,17 @@ class JobError(ValueError):
 
 
 USER_ERRORS = (JobError, BridgeError, bvh.BVHError, ValueError, OSError)
+
+
+def chosen(options: Any, name: str, face: Face = UI) -> str:
+    """Option `name` of `options` (an instance of an options class) in upper case, one of its field's
+    choices (`options.choice_values`); JobError naming the option as the user of `face` calls it."""
+    cls, value = type(options), getattr(options, name)
+    values = choice_values(cls, name)
+    if value.upper() not in values:
+        raise JobError(f"{face.called(cls, name)} must be one of {', '.join(values)}, not {value!r}")
+    return str(value.upper())
+
 
 # Core warnings name the core's keywords; a command tells the user its own option instead, or
 # nothing where it has no such option (a transition's feet lock without Lower Pelvis). Everything

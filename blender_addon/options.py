@@ -78,9 +78,6 @@ ENGINE_CHOICES: Choices = (
 
 # Transition methods as the user names them -> the core's `transition.METHODS` key.
 METHODS = {"DEAD": "dead", "INERTIALIZE": "quintic", "CROSSFADE": "crossfade"}
-SYNC_MODES = tuple(value for value, _, _ in SYNC_MODE_CHOICES)
-SPEED_MODES = tuple(value for value, _, _ in SPEED_MODE_CHOICES)
-PATH_SPEED_MODES = tuple(value for value, _, _ in PATH_SPEED_CHOICES)
 MASK_HELP = "LOWER_BODY, UPPER_BODY, FINGERS or joint names (with descendants); empty for all joints"
 
 
@@ -428,6 +425,11 @@ OPTIONS = (FootstepOptions, LockFeetOptions, EventOptions, DecodeOptions, Transi
 def field_of(cls: type, name: str) -> Any:
     """The dataclass field `name` of options class `cls`."""
     return {f.name: f for f in dataclasses.fields(cls)}[name]
+
+
+def choice_values(cls: type, name: str) -> tuple[str, ...]:
+    """The values `cls`'s field `name` takes: its choices', in their order."""
+    return tuple(value for value, _, _ in field_of(cls, name).metadata["choices"])
 
 
 def default(cls: type, name: str) -> Any:

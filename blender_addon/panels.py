@@ -375,8 +375,7 @@ class STRIDE_UL_gaits(bpy.types.UIList):
 
     def draw_item(self, context: Any, layout: Any, data: Any, item: Any, icon: Any, active_data: Any,
                   active_property: Any, index: Any = 0, flt_flag: Any = 0) -> None:
-        obj = data.id_data
-        preview = jobs.preview_gaits(obj, source=context.scene.stride.source)
+        preview = _list_preview(context, data)
         row = layout.row(align=True)
         row.prop(item, "action", text="", emboss=False, icon="ACTION")
         found = preview.rows[index] if index < len(preview.rows) else None
@@ -387,13 +386,21 @@ class STRIDE_UL_gaits(bpy.types.UIList):
             row.label(text="", icon="ERROR")
 
     def filter_items(self, context: Any, data: Any, propname: str) -> Any:
-        preview = jobs.preview_gaits(data.id_data, source=context.scene.stride.source)
+        preview = _list_preview(context, data)
         speeds = [r.speed if r is not None else math.nan for r in preview.rows]
         order = gait_order(speeds)
         places = [0] * len(order)
         for place, index in enumerate(order):
             places[index] = place
         return [], places
+
+
+_DRAWN: list[jobs.GaitsPreview] = []  # the Gaits panel's, while its template_list calls the list's methods
+
+
+def _list_preview(context: Any, data: Any) -> jobs.GaitsPreview:
+    """The Gaits list's preview: the panel's while it draws the list (`_DRAWN`), else one built now."""
+    return _DRAWN[-1] if _DRAWN else jobs.preview_gaits(data.id_data, source=context.scene.stride.source)
 
 
 class VIEW3D_PT_stride_gaits(StridePanel, bpy.types.Panel):
@@ -408,13 +415,17 @@ class VIEW3D_PT_stride_gaits(StridePanel, bpy.types.Panel):
         obj = jobs.find_armature(context=context)
         rig = obj.stride
         row = layout.row()
-        row.template_list("STRIDE_UL_gaits", "", rig, "gaits", rig, "gait_index", rows=3)
+        _DRAWN.append(jobs.preview_gaits(obj, source=s.source))
+        try:
+            row.template_list("STRIDE_UL_gaits", "", rig, "gaits", rig, "gait_index", rows=3)
+        finally:
+            preview = _DRAWN.pop()
         col = row.column(align=True)
         col.operator("stride.gait_add", text="", icon="ADD")
         col.operator("stride.gait_remove", text="", icon="REMOVE")
         col.separator()
         col.operator("stride.gaits_from_selected", text="", icon="RESTRICT_SELECT_OFF")
-        lines = gait_lines(jobs.preview_gaits(obj, source=s.source), jobs.gait_names(obj))
+        lines = gait_lines(preview, jobs.gait_names(obj))
         if lines:
             _labels(layout.box(), lines)
         col = layout.column(align=True)

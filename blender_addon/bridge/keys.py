@@ -1,6 +1,6 @@
 """Actions' keys into Clips: the action and slot to read, the F-curves' paths, and `action_to_clip`,
 the bulk read of an armature's keyed bone curves (`foreach_get`) in BVH conventions, with the frame
-mapping of its times (`action_timing`).
+mapping of its times (`action_timing`), and a curve's values at a bake's times (`curve_at`).
 
 An armature not made by a BVH import reads as Blender's importer would have built it: Blender's
 Z-up space turned to the BVH's Y-up. A read starts from the checks and settings `begin_read` gives,
@@ -42,6 +42,11 @@ def property_curve(obj: Any, action: Any, prop: str) -> Any:
     path = property_path(prop)
     curves = [fc for fc in compat.fcurves(action, compat.action_slot(action, obj)) if fc.data_path == path]
     return curves[-1] if curves else None
+
+
+def curve_at(fc: Any, timing: Timing, times: Any) -> np.ndarray:
+    """[n] values of F-curve `fc` as Blender plays it at `times` [n] (seconds, on `timing`'s frames)."""
+    return np.array([fc.evaluate(float(f)) for f in timing.frame(times)])
 
 
 def resolve_action(obj: Any, action: Any = None, slot: Any = None) -> tuple[Any, Any]:

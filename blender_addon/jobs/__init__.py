@@ -30,7 +30,9 @@ from ..recipes.blendspace import (
     gait_loops,
     gait_rows,
     gaits_hint,
+    listed_speeds,
     result_name,
+    slowest_gait,
 )
 from ..recipes.events import feet_note, find_footsteps, foot_speed, lock_feet_clip
 from ..recipes.path import (
@@ -72,7 +74,6 @@ from .blendspace import (
     add_gait,
     bake_blend_space,
     gait_armature,
-    gait_names,
     gaits_from_selected,
     key_speed,
     remove_gait,
@@ -103,6 +104,7 @@ from .scene import (
     NLA_TRACK,
     TWO_ACTIONS,
     find_armature,
+    gait_names,
     resolve_source,
     unmet,
 )
@@ -199,6 +201,7 @@ __all__ = [
     "key_speed",
     "key_weight_curve",
     "line_xy",
+    "listed_speeds",
     "lock_feet_action",
     "lock_feet_clip",
     "loops",
@@ -213,6 +216,7 @@ __all__ = [
     "resolve_source",
     "result_name",
     "save_blend",
+    "slowest_gait",
     "speed_curve",
     "speed_keys",
     "start_floor",

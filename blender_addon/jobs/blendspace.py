@@ -6,7 +6,6 @@ and baking again from it bakes the same speed."""
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -14,12 +13,22 @@ from typing import Any
 import numpy as np
 
 from .. import bridge, carry, compat
+from ..core import sync
 from ..core.clip import Clip
 from ..errors import BridgeWarning, JobError
 from ..options import BlendSpaceOptions, FollowPathOptions
-from ..recipes.blendspace import Baked, Keys, blend_space_clip, check_count, gait_loops, result_name
+from ..recipes.blendspace import (
+    Baked,
+    Keys,
+    blend_space_clip,
+    check_count,
+    gait_loops,
+    result_name,
+    slowest_gait,
+)
 from ..timing import Timing
 from .results import write_result
+from .scene import gait_names
 
 SPEED_PATH = "stride.speed"  # the F-curve path of the armature's Speed (rig.py)
 SPEED_GROUP = "Stride"
@@ -33,11 +42,6 @@ def gait_armature(obj: Any, gait: Any) -> Any:
     else `obj`, whose gaits they are."""
     other = gait.armature
     return other if other is not None and other.type == "ARMATURE" else obj
-
-
-def gait_names(obj: Any) -> list[str]:
-    """The names of the armature's gaits' actions, in the list's order ('?' where one has none)."""
-    return [g.action.name if g.action is not None else "?" for g in obj.stride.gaits]
 
 
 def add_gait(obj: Any, action: Any, armature: Any = None) -> Any:
@@ -112,6 +116,22 @@ def gaits_from_selected(obj: Any, selected: Iterable[Any]) -> tuple[list[str], l
     return added, already, skipped
 
 
+def read_on(obj: Any, reader: Any, action: Any, source: str = "AUTO") -> Clip:
+    """`action` as a clip for a bake on `obj`, read on `reader` (`obj`, or the armature that plays
+    it) from `source`, on the feet chosen on `obj` where they are chosen (the Rig panel)."""
+    clip, _ = bridge.read_action(reader, action, source=source)
+    return clip if reader is obj else bridge.with_feet(obj, clip)
+
+
+def check_plays(obj: Any, clip: Clip, what: str) -> None:
+    """A clip read on another armature (`read_on`) plays on `obj`, which the bake is written on:
+    its joints are bones of `obj` under the same parents (JobError: `what` cannot play there)."""
+    try:
+        bridge.check_bones(obj, clip)
+    except bridge.BridgeError as exc:
+        raise JobError(f"{what} cannot play on {obj.name!r}: {exc}") from None
+
+
 def read_gait(obj: Any, index: int, source: str = "AUTO") -> Clip:
     """Gait `index` of the armature as a clip, read on its armature (`gait_armature`) from `source`,
     on the feet chosen on `obj` where they are chosen (the Rig panel)."""
@@ -119,11 +139,7 @@ def read_gait(obj: Any, index: int, source: str = "AUTO") -> Clip:
     if gait.action is None:
         raise JobError(f"gait {index + 1} of {obj.name!r} has no action: choose one in the Gaits list, or "
                        "remove it")
-    reader = gait_armature(obj, gait)
-    clip, _ = bridge.read_action(reader, gait.action, source=source)
-    if reader is not obj and bridge.chosen_feet(obj) is not None:
-        clip = bridge.with_feet(obj, clip)
-    return clip
+    return read_on(obj, gait_armature(obj, gait), gait.action, source)
 
 
 def gait_clips(obj: Any, options: BlendSpaceOptions | FollowPathOptions,
@@ -139,10 +155,7 @@ def gait_clips(obj: Any, options: BlendSpaceOptions | FollowPathOptions,
         if gait_armature(obj, gait) is obj:
             bridge.check_skeleton(obj, gait.action, options.allow_mismatch)
         else:
-            try:
-                bridge.check_bones(obj, clip)
-            except bridge.BridgeError as exc:
-                raise JobError(f"gait {clip.name!r} cannot play on {obj.name!r}: {exc}") from None
+            check_plays(obj, clip, f"gait {clip.name!r}")
         clips.append(clip)
     return clips
 
@@ -179,12 +192,10 @@ def speed_keys(obj: Any, timing: Timing, duration: float) -> tuple[Keys, Any]:
     plays it from its active action: (keys, the F-curve read, or None when it is not keyed, then
     its value all along, said in a warning)."""
     action, fc = speed_curve(obj)
-    n = math.floor(duration * timing.fps + 1e-9) + 1
-    times = np.arange(n) / timing.fps
+    times = sync.output_times(duration, timing.fps)
     if fc is None:
         return (times[[0, -1]], np.full(2, unkeyed_speed(obj, action))), None
-    frames = timing.frame(times)
-    return (times, np.array([fc.evaluate(float(f)) for f in frames])), fc
+    return (times, bridge.curve_at(fc, timing, times)), fc
 
 
 def key_speed(obj: Any, action: Any, keys: Keys, timing: Timing, curve: Any = None) -> Any:
@@ -216,7 +227,7 @@ def bake_blend_space(obj: Any, *, options: BlendSpaceOptions,
         keys, curve = speed_keys(obj, timing, float(options.duration))
     baked = blend_space_clip(loops, options=options, keys=keys, rate=timing.fps, timing=timing)
     actions = [g.action for g in obj.stride.gaits]
-    slowest = actions[int(np.argmin([r.speed for r in baked.rows]))]
+    slowest = actions[slowest_gait(baked.rows)]
     action = write_result(obj, baked.clip, result_name(baked.rows, options), timing, slowest, progress,
                           others=[a for a in actions if a != slowest])
     key_speed(obj, action, baked.keys, timing, curve)

@@ -22,49 +22,29 @@ from ..options import FollowPathOptions
 from ..recipes.blendspace import GaitRow, gait_loops, gait_rows, reach
 from ..recipes.path import (
     Track,
+    bezier_points,
     check_any,
     clip_points,
     constant_speed,
+    floor_length,
     follow_clip,
     speed_along,
     target_clip,
     target_track,
     walked_name,
+    world_points,
 )
 from ..timing import Timing
-from .blendspace import gait_clips, gait_names, key_speed, speed_curve, unkeyed_speed
+from .blendspace import check_plays, gait_clips, key_speed, read_on, speed_curve, unkeyed_speed
 from .results import write_result
-
-# Meters between the points a curve is sampled at (a chord of 2 cm strays 0.03 mm from a circle of
-# 1.5 m); a segment gets at least Blender's own resolution's points.
-CURVE_SPACING = 0.02
-# Points a segment is sampled at, at most (a segment a kilometer long still bakes).
-SEGMENT_MAX = 20_000
-
-
-def _bezier(corners: np.ndarray, n: int) -> np.ndarray:
-    """[n, 3] points of a cubic Bezier segment from corners [4, 3] (knot, handle, handle, knot), both
-    ends included."""
-    t = np.linspace(0.0, 1.0, n)[:, None]
-    u = 1.0 - t
-    k0, h0, h1, k1 = corners
-    return np.asarray(u ** 3 * k0 + 3.0 * u * u * t * h0 + 3.0 * u * t * t * h1 + t ** 3 * k1)
-
-
-def _world(points: np.ndarray, matrix: np.ndarray) -> np.ndarray:
-    return np.asarray(points @ matrix[:3, :3].T + matrix[:3, 3])
-
-
-def _samples(corners: np.ndarray, unit_m: float, resolution: int) -> int:
-    """Points for a segment whose control polygon is `corners` [k, 3] (world, scene units)."""
-    length = float(np.linalg.norm(np.diff(corners, axis=0), axis=-1).sum()) * unit_m
-    return int(min(SEGMENT_MAX, max(resolution + 1, math.ceil(length / CURVE_SPACING) + 1)))
+from .scene import gait_names
 
 
 def curve_points(curve: Any, unit_m: float = 1.0) -> np.ndarray:
     """[N, 3] world points along a curve object's first spline, in its order, as its object transform
-    places it (a Bezier is affine: its control points are transformed, then sampled every
-    `CURVE_SPACING` m, `unit_m` meters per scene unit); a cyclic spline closes on its first point.
+    places it (a Bezier is affine: its control points are transformed, then sampled as
+    `recipes.path.bezier_points` samples them, `unit_m` meters per scene unit); a cyclic spline
+    closes on its first point.
     Poly splines are their points; NURBS splines Blender's evaluated curve (its resolution).
     Several splines: the first, said in a warning."""
     splines = curve.data.splines
@@ -84,20 +64,14 @@ def curve_points(curve: Any, unit_m: float = 1.0) -> np.ndarray:
         keys = {}
         for attr in ("co", "handle_left", "handle_right"):
             spline.bezier_points.foreach_get(attr, flat)
-            keys[attr] = _world(flat.reshape(n, 3).astype(np.float64), matrix)
-        segments = list(range(n - 1)) + ([n - 1] if spline.use_cyclic_u and n > 1 else [])
-        pieces = [keys["co"][:1]]
-        for i in segments:
-            j = (i + 1) % n
-            corners = np.stack([keys["co"][i], keys["handle_right"][i], keys["handle_left"][j],
-                                keys["co"][j]])
-            pieces.append(_bezier(corners, _samples(corners, unit_m, resolution))[1:])
-        points = np.concatenate(pieces)
+            keys[attr] = world_points(flat.reshape(n, 3).astype(np.float64), matrix)
+        points = bezier_points(keys["co"], keys["handle_left"], keys["handle_right"], spline.use_cyclic_u,
+                               unit_m, resolution)
     elif spline.type == "POLY":
         n = len(spline.points)
         flat = np.empty(4 * n, dtype=np.float32)
         spline.points.foreach_get("co", flat)
-        points = _world(flat.reshape(n, 4)[:, :3].astype(np.float64), matrix)
+        points = world_points(flat.reshape(n, 4)[:, :3].astype(np.float64), matrix)
         if spline.use_cyclic_u and n > 1:
             points = np.concatenate([points, points[:1]])
     else:
@@ -120,7 +94,7 @@ def _evaluated(curve: Any, matrix: np.ndarray) -> np.ndarray:
         mesh.vertices.foreach_get("co", flat)
     finally:
         evaluated.to_mesh_clear()
-    return _world(flat.reshape(n, 3).astype(np.float64), matrix)
+    return world_points(flat.reshape(n, 3).astype(np.float64), matrix)
 
 
 def find_target(obj: Any, options: FollowPathOptions, selected: Any = ()) -> Any:
@@ -142,16 +116,6 @@ def find_target(obj: Any, options: FollowPathOptions, selected: Any = ()) -> Any
         raise JobError(f"{target.name!r} is an armature: choose a curve, or an object animated over the "
                        "frames, as the Target")
     return target
-
-
-def path_clips(obj: Any, options: FollowPathOptions) -> list[Clip]:
-    """The armature's gaits as clips (one or more; `blendspace.gait_clips`'s reads and checks)."""
-    return gait_clips(obj, options, check_any)
-
-
-def _length_m(points: np.ndarray, clip: Clip) -> float:
-    floor = points - np.outer(points @ clip.up, clip.up)
-    return float(np.linalg.norm(np.diff(floor, axis=0), axis=-1).sum()) * clip.meters_per_unit
 
 
 class Speed(NamedTuple):
@@ -176,8 +140,7 @@ def path_speed(obj: Any, options: FollowPathOptions, rows: list[GaitRow], timing
     # Long enough to cover the path at the slowest speed played.
     n = math.ceil(length / within[0] * timing.fps) + 2
     times = np.arange(n) / timing.fps
-    values = np.array([fc.evaluate(float(f)) for f in timing.frame(times)])
-    return Speed(speed_along(times, values, length, within), fc)
+    return Speed(speed_along(times, bridge.curve_at(fc, timing, times), length, within), fc)
 
 
 class Walked(NamedTuple):
@@ -228,15 +191,9 @@ def idle_clip(obj: Any, options: FollowPathOptions) -> Clip | None:
                and o.animation_data is not None and o.animation_data.action == action]
     if not players:
         bridge.check_skeleton(obj, action, options.allow_mismatch)
-        clip, _ = bridge.read_action(obj, action, source=options.source)
-        return clip
-    clip, _ = bridge.read_action(players[0], action, source=options.source)
-    if bridge.chosen_feet(obj) is not None:
-        clip = bridge.with_feet(obj, clip)
-    try:
-        bridge.check_bones(obj, clip)
-    except bridge.BridgeError as exc:
-        raise JobError(f"the Idle {action.name!r} cannot play on {obj.name!r}: {exc}") from None
+        return read_on(obj, obj, action, options.source)
+    clip = read_on(obj, players[0], action, options.source)
+    check_plays(obj, clip, f"the Idle {action.name!r}")
     return clip
 
 
@@ -247,7 +204,7 @@ def follow_path(obj: Any, *, options: FollowPathOptions, selected: Any = (),
     (from and into the Idle action when one is chosen), footstep markers at the touchdowns:
     (action, what was walked)."""
     target = find_target(obj, options, selected)
-    clips = path_clips(obj, options)
+    clips = gait_clips(obj, options, check_any)  # one gait or more
     loops = gait_loops(clips, allow=options.allow_mismatch)
     idle = idle_clip(obj, options)
     rows = gait_rows(loops)
@@ -258,7 +215,7 @@ def follow_path(obj: Any, *, options: FollowPathOptions, selected: Any = (),
         where = bridge.space(obj, bridge.import_settings(obj))
         unit_m = float(scene.unit_settings.scale_length) if scene.unit_settings.system != "NONE" else 1.0
         points = clip_points(curve_points(target, unit_m), bridge.world_matrix(obj), where)
-        speed = path_speed(obj, options, rows, timing, _length_m(points, loops[0]))
+        speed = path_speed(obj, options, rows, timing, floor_length(points, loops[0]))
         if progress is not None:
             progress(0.0)
         clip = follow_clip(loops, points, speed.along, options=options, idle=idle, fps=timing.fps,

@@ -1,5 +1,6 @@
 """What a job finds in the scene: the armature to work on, the action a bake starts from (not a
-Stride bake's result), and what a command still needs there (its poll's message)."""
+Stride bake's result), the names of its gaits, and what a command still needs there (its poll's
+message)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def unmet(context: Any, need: str) -> str:
     if need in (GAITS, GAIT):
         check = check_count if need == GAITS else check_any
         try:
-            check([g.action.name if g.action is not None else "?" for g in obj.stride.gaits], obj.name)
+            check(gait_names(obj), obj.name)
         except JobError as exc:
             return _sentence(str(exc))
         return ""
@@ -48,6 +49,11 @@ def unmet(context: Any, need: str) -> str:
     if need == TWO_ACTIONS and len(bpy.data.actions) < 2:
         return f"No second action to blend with: import another take (only {adt.action.name!r})"
     return ""
+
+
+def gait_names(obj: Any) -> list[str]:
+    """The names of the armature's gaits' actions, in the list's order ('?' where one has none)."""
+    return [g.action.name if g.action is not None else "?" for g in obj.stride.gaits]
 
 
 def _sentence(text: str) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from .. import bridge, compat
+from ..core import sync
 from ..core.clip import Clip
 from ..errors import USER_ERRORS, JobError
 from ..options import SyncOptions
@@ -46,9 +47,8 @@ def _weight_curve(obj: Any, action: Any, start: float, rate: float,
     if default_ramp(obj, action) not in (None, (first, last)):
         key_weight_curve(obj, action, first, last)
         curve = bridge.property_curve(obj, action, WEIGHT_PROPERTY)
-    times = np.arange(int(np.floor(duration * rate + 1e-9)) + 1) / rate
-    weights = np.array([curve.evaluate(start + t * rate) for t in times])
-    return times, np.clip(weights, 0.0, 1.0)
+    times = sync.output_times(duration, rate)
+    return times, np.clip(bridge.curve_at(curve, Timing(start, rate), times), 0.0, 1.0)
 
 
 DEFAULT_RAMP = "stride_default_ramp"  # on action A: the (first, last) frames of the ramp Stride keyed

@@ -14,8 +14,8 @@ import numpy as np
 
 from ..core import blendspace, sync
 from ..core.clip import POSITION_CHANNELS, Clip, SkeletonMismatch
-from ..errors import JobError
-from ..options import SPEED_MODES, BlendSpaceOptions
+from ..errors import JobError, chosen
+from ..options import BlendSpaceOptions
 from ..timing import Timing
 from ..wording import UI, Face
 from .transitions import check_lengths
@@ -123,17 +123,20 @@ def reach(speeds: Sequence[float]) -> tuple[float, float]:
     return lo * float(min(speeds)), hi * float(max(speeds))
 
 
-def _listed(rows: Sequence[GaitRow]) -> str:
+def listed_speeds(rows: Sequence[GaitRow]) -> str:
+    """The gaits and their speeds, slowest first ("'walk' 1.20, 'run' 3.10"; m/s)."""
     return ", ".join(f"{r.name!r} {r.speed:.2f}" for r in sorted(rows, key=lambda r: r.speed))
+
+
+def slowest_gait(rows: Sequence[GaitRow]) -> int:
+    """The index of the slowest gait's row (the first of equal speeds)."""
+    return int(np.argmin([r.speed for r in rows]))
 
 
 def target_keys(options: BlendSpaceOptions, keys: Keys | None = None, face: Face = UI) -> Keys:
     """The target speed over the bake as keys, linear between them: Speed for the whole duration,
     the ramp from Ramp From to Ramp To, or `keys` (a curve's)."""
-    mode = options.speed_mode.upper()
-    if mode not in SPEED_MODES:
-        raise JobError(f"{face.called(BlendSpaceOptions, 'speed_mode')} must be one of "
-                       f"{', '.join(SPEED_MODES)}, not {options.speed_mode!r}")
+    mode = chosen(options, "speed_mode", face)
     if not (math.isfinite(options.duration) and options.duration > 0.0):
         raise JobError(f"{face.called(BlendSpaceOptions, 'duration')} must be above 0 s, not "
                        f"{options.duration:g}")
@@ -172,8 +175,7 @@ def check_reach(rows: Sequence[GaitRow], keys: Keys, options: BlendSpaceOptions,
     settings round); JobError naming the target, when and the range where it leaves it, at the
     frames of `rate` a bake samples (`timing`: the frames it names)."""
     lo, hi = reach([r.speed for r in rows])
-    n = math.floor(float(options.duration) * rate + 1e-9) + 1
-    times = np.arange(n) / rate
+    times = sync.output_times(float(options.duration), rate)
     played = np.interp(times, *keys)
     tol = 1e-6 * hi
     bad = (played < lo - tol) | (played > hi + tol)
@@ -187,8 +189,8 @@ def check_reach(rows: Sequence[GaitRow], keys: Keys, options: BlendSpaceOptions,
             what = _what(options, keys[0], ends, k, timing, face)
         slow, fast = blendspace.RATE_RANGE
         raise JobError(f"{what} is outside the speeds the gaits reach, {lo:.2f}-{hi:.2f} m/s "
-                       f"({_listed(rows)} m/s; {slow:g}x the slowest to {fast:g}x the fastest play that gait "
-                       "slower or faster)")
+                       f"({listed_speeds(rows)} m/s; {slow:g}x the slowest to {fast:g}x the fastest play "
+                       "that gait slower or faster)")
     return keys[0], np.clip(keys[1], lo, hi)
 
 
@@ -220,5 +222,4 @@ def blend_space_clip(loops: Sequence[Clip], *, options: BlendSpaceOptions, keys:
 
 def result_name(rows: Sequence[GaitRow], options: BlendSpaceOptions) -> str:
     """The baked action's name: the slowest gait's, the blend space and how its speed was given."""
-    slowest = min(rows, key=lambda r: r.speed).name
-    return f"{slowest} blend space ({options.speed_mode.lower()})"
+    return f"{rows[slowest_gait(rows)].name} blend space ({options.speed_mode.lower()})"

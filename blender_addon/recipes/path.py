@@ -5,8 +5,9 @@ speed per meter of path), the core's `path.follow` on them, and its warnings nam
 
 A path given in meters on the floor (the CSV file, --circle, --line) is laid out from where the first
 gait starts: x ahead (the way it faces over its take), y to its left, (0, 0) under its root on its
-first frame. A curve object's points and an animated object's track come from Blender in world space,
-which a clip's space is (bridge/space.py): `clip_points` turns them into it."""
+first frame. A curve object's points (a Bezier spline's sampled by `bezier_points`) and an animated
+object's track come from Blender in world space, which a clip's space is (bridge/space.py):
+`clip_points` turns them into it."""
 
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ import numpy as np
 
 from ..core import path, quat, root
 from ..core.clip import Clip
-from ..errors import JobError
-from ..options import AUTO_PATH_SPEED, PATH_SPEED_MODES, FollowPathOptions
+from ..errors import JobError, chosen
+from ..options import AUTO_PATH_SPEED, FollowPathOptions
 from ..timing import Timing
 from ..wording import UI, Face
 from .actions import Space
@@ -140,7 +141,8 @@ def start_floor(clip: Clip) -> Floor:
     return Floor(origin, ahead, np.cross(up, ahead), clip.meters_per_unit)
 
 
-# Meters between the points of a circle (a chord of 2 cm strays 0.03 mm from a circle of 1.5 m).
+# Meters between the points of a circle, and of a curve object's Bezier segments (a chord of 2 cm
+# strays 0.03 mm from a circle of 1.5 m).
 CIRCLE_SPACING = 0.02
 # The largest circle or line asked for: 10 km (a typo is no bake of hours).
 LONGEST = 10_000.0
@@ -168,6 +170,46 @@ def line_xy(length: float, what: str = "--line") -> np.ndarray:
 
 # -- points from Blender's world ----------------------------------------------------------------
 
+# Points a Bezier segment is sampled at, at most (a segment a kilometer long still bakes).
+SEGMENT_MAX = 20_000
+
+
+def world_points(points: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+    """[N, 3] world points of points [N, 3] in an object's space, `matrix` [4, 4] its world matrix."""
+    return np.asarray(points @ matrix[:3, :3].T + matrix[:3, 3])
+
+
+def _bezier(corners: np.ndarray, n: int) -> np.ndarray:
+    """[n, 3] points of a cubic Bezier segment from corners [4, 3] (knot, handle, handle, knot), both
+    ends included."""
+    t = np.linspace(0.0, 1.0, n)[:, None]
+    u = 1.0 - t
+    k0, h0, h1, k1 = corners
+    return np.asarray(u ** 3 * k0 + 3.0 * u * u * t * h0 + 3.0 * u * t * t * h1 + t ** 3 * k1)
+
+
+def _samples(corners: np.ndarray, unit_m: float, resolution: int) -> int:
+    """Points for a segment whose control polygon is `corners` [k, 3] (world, scene units)."""
+    length = float(np.linalg.norm(np.diff(corners, axis=0), axis=-1).sum()) * unit_m
+    return int(min(SEGMENT_MAX, max(resolution + 1, math.ceil(length / CIRCLE_SPACING) + 1)))
+
+
+def bezier_points(co: np.ndarray, left: np.ndarray, right: np.ndarray, cyclic: bool, unit_m: float = 1.0,
+                  resolution: int = 12) -> np.ndarray:
+    """[N, 3] points along a Bezier spline of knots `co` [n, 3] and their handles `left`, `right`
+    [n, 3] (scene units, `unit_m` meters each), in its order, from its first knot: each segment
+    sampled every `CIRCLE_SPACING` m of its control polygon, at least at `resolution` + 1 points
+    (Blender's own, a spline's Resolution U), at most `SEGMENT_MAX`; a cyclic spline closes on its
+    first knot."""
+    n = len(co)
+    segments = list(range(n - 1)) + ([n - 1] if cyclic and n > 1 else [])
+    pieces = [co[:1]]
+    for i in segments:
+        j = (i + 1) % n
+        corners = np.stack([co[i], right[i], left[j], co[j]])
+        pieces.append(_bezier(corners, _samples(corners, unit_m, resolution))[1:])
+    return np.concatenate(pieces)
+
 
 def clip_points(world_points: np.ndarray, world: np.ndarray, where: Space) -> np.ndarray:
     """[N, 3] points in an armature's clip space (its units and axes) of points [N, 3] in Blender's
@@ -177,6 +219,12 @@ def clip_points(world_points: np.ndarray, world: np.ndarray, where: Space) -> np
     p = np.asarray(world_points, dtype=np.float64)
     local = (p - world[:3, 3]) @ np.linalg.inv(world[:3, :3]).T
     return np.asarray(local @ where.conversion / where.scale + where.shift)
+
+
+def floor_length(points: np.ndarray, clip: Clip) -> float:
+    """Meters along the polyline `points` [N, 3] (clip units) over the floor (`clip`'s up left out)."""
+    floor = points - np.outer(points @ clip.up, clip.up)
+    return float(np.linalg.norm(np.diff(floor, axis=0), axis=-1).sum()) * clip.meters_per_unit
 
 
 # Meters an animated target must travel over the floor to be followed (less is standing still).
@@ -233,9 +281,7 @@ def check_any(names: Sequence[str], owner: str = "", face: Face = UI) -> None:
 
 def constant_speed(options: FollowPathOptions, speeds: Sequence[float], face: Face = UI) -> float:
     """The one speed along the path: Speed, or for Auto (0) the slowest gait's own."""
-    if options.speed_mode.upper() not in PATH_SPEED_MODES:
-        raise JobError(f"{face.called(FollowPathOptions, 'speed_mode')} must be one of "
-                       f"{', '.join(PATH_SPEED_MODES)}, not {options.speed_mode!r}")
+    chosen(options, "speed_mode", face)
     v = float(options.speed)
     if not (math.isfinite(v) and v >= 0.0):
         raise JobError(f"{face.called(FollowPathOptions, 'speed')} must be 0 (Auto) or above, not {v:g}")

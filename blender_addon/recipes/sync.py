@@ -10,8 +10,8 @@ import numpy as np
 
 from ..core import root, sync
 from ..core.clip import Clip
-from ..errors import JobError
-from ..options import SYNC_MODES, SyncOptions
+from ..errors import JobError, chosen
+from ..options import SyncOptions
 from ..timing import Timing
 from ..wording import UI, Face
 from .transitions import check_lengths, joint_mask
@@ -64,9 +64,7 @@ def sync_clip(a: Clip, b: Clip, *, options: SyncOptions, timing_a: Timing,
     A Frames and B Frames count in. `rate`: the frames per second the result is keyed at (a
     scene's; None: a's, for a file); a clip's frame k is then key k, whole frames apart. `face`:
     whose words the errors are in (the sidebar's labels, or the CLI's flags)."""
-    if options.mode.upper() not in SYNC_MODES:
-        raise JobError(f"{face.called(SyncOptions, 'mode')} must be one of {', '.join(SYNC_MODES)}, "
-                       f"not {options.mode!r}")
+    chosen(options, "mode", face)
     if options.duration_unit == "CYCLES" and options.weight_mode == "CURVE":
         raise JobError(CYCLES_NEED_ONE_WEIGHT)
     # One loop: whole blended cycles at one weight, from straightened cycles so that the heading
